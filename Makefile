@@ -1,0 +1,44 @@
+# One target per habit; CI (.ci/run) calls these same targets.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: venv install lint fmt test test-rust test-python bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+
+venv: $(PY)
+	$(PY) -m pip install "maturin>=1.7,<2" "ruff>=0.5"
+
+# Build the extension (release) and install the package with its test dependencies.
+install: venv
+	$(PY) -m pip install ".[test]"
+
+fmt:
+	cargo fmt
+	$(VENV)/bin/ruff format python tests benches
+	$(VENV)/bin/ruff check --fix python tests benches
+
+lint: venv
+	cargo fmt --check
+	cargo clippy --all-targets --all-features -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+
+test-rust:
+	cargo test
+
+test-python: install
+	$(PY) -m pytest -q tests
+
+# The whole suite: lint, Rust unit tests, Python tests against the installed package.
+test: lint test-rust test-python
+
+bench: install
+	$(PY) -m pip install pytrec-eval-terrier ranx
+	$(PY) benches/run_bench.py --scales 10000,100000
+
+clean:
+	rm -rf $(VENV) target dist

@@ -1,0 +1,29 @@
+"""ranklens: trec_eval's exact numbers, at memory-bus speed.
+
+>>> import ranklens
+>>> qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}}
+>>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+>>> res = ranklens.evaluate(qrels, run, ["ndcg@10", "map", "P@2"])
+>>> round(res["map"], 4)
+0.8333
+"""
+
+from ranklens._data import Qrels, Run
+from ranklens._evaluate import Results, evaluate
+from ranklens._names import Metric, parse_metric, parse_metrics
+from ranklens._ranklens import __version__
+from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
+
+__all__ = [
+    "Metric",
+    "ParseError",
+    "Qrels",
+    "RanklensInputError",
+    "Results",
+    "Run",
+    "UnknownMetricError",
+    "__version__",
+    "evaluate",
+    "parse_metric",
+    "parse_metrics",
+]

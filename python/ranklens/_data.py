@@ -1,0 +1,248 @@
+"""`Qrels` and `Run`: judgments and rankings, integer-encoded once.
+
+Each side is held as flat numpy arrays built by the Rust core:
+
+* ``query_ids`` – the query ids, sorted by their UTF-8 bytes;
+* ``offsets`` (int64, ``len(query_ids) + 1``) – rows of query ``i`` are
+  ``offsets[i]:offsets[i + 1]``;
+* ``doc_ids`` (uint32) – index of each row's document in the side's document
+  vocabulary (``doc_vocabulary``), whose integer order is the byte order of the
+  ids, so trec_eval's tie-break needs no string;
+* ``values`` (float64) – the scores (``Run``) or labels (``Qrels``).
+
+A run's rows are stored in ranking order: score descending, then document id
+descending (trec_eval's order), so evaluation never sorts.  Scores are kept as
+64-bit doubles (trec_eval 10.0); ``score_precision="f32"`` rounds them to 32-bit
+floats first, so that scores equal after rounding tie as in pytrec_eval
+(trec_eval 9.0.8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from ranklens import _ranklens
+from ranklens.errors import RanklensInputError
+
+__all__ = ["Qrels", "Run"]
+
+_ARRAYS = ("q_bytes", "q_offsets", "offsets", "d_bytes", "d_offsets", "doc_ids", "values")
+
+QrelsLike = Union["Qrels", Mapping[str, Mapping[str, float]]]
+RunLike = Union["Run", Mapping[str, Mapping[str, float]], Mapping[str, Sequence[str]]]
+
+
+class _Side:
+    """Shared storage and read-only views of one encoded side."""
+
+    _kind: str = ""
+
+    def __init__(self, arrays: tuple[np.ndarray, ...]) -> None:
+        if len(arrays) != len(_ARRAYS):
+            raise TypeError("internal: expected 7 encoded arrays")
+        for name, arr in zip(_ARRAYS, arrays):
+            arr.setflags(write=False)
+            setattr(self, "_" + name, arr)
+        self._query_ids: list[str] | None = None
+        self._query_index: dict[str, int] | None = None
+
+    # -- the encoded arrays -------------------------------------------------
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The seven arrays handed to the Rust core, in its argument order."""
+        return tuple(getattr(self, "_" + n) for n in _ARRAYS)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._offsets
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        return self._doc_ids
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._values
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Query ids in storage order (sorted by UTF-8 bytes)."""
+        if self._query_ids is None:
+            self._query_ids = _ranklens.decode_vocab(self._q_bytes, self._q_offsets)
+        return self._query_ids
+
+    @property
+    def doc_vocabulary(self) -> list[str]:
+        """Document ids by integer id (sorted by UTF-8 bytes)."""
+        return _ranklens.decode_vocab(self._d_bytes, self._d_offsets)
+
+    def _index(self, qid: str) -> int | None:
+        if self._query_index is None:
+            self._query_index = {q: i for i, q in enumerate(self.query_ids)}
+        return self._query_index.get(str(qid))
+
+    # -- mapping-like access ----------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __contains__(self, qid: object) -> bool:
+        return isinstance(qid, (str, int)) and self._index(str(qid)) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.query_ids)
+
+    @property
+    def num_rows(self) -> int:
+        return int(self._offsets[-1])
+
+    def __getitem__(self, qid: str) -> dict[str, float]:
+        i = self._index(qid)
+        if i is None:
+            raise KeyError(qid)
+        a, b = int(self._offsets[i]), int(self._offsets[i + 1])
+        docs = self._decode_docs(self._doc_ids[a:b])
+        return dict(zip(docs, self._values[a:b].tolist()))
+
+    def _decode_docs(self, ids: np.ndarray) -> list[str]:
+        starts = self._d_offsets[ids]
+        ends = self._d_offsets[ids + 1]
+        raw = self._d_bytes
+        return [bytes(raw[s:e]).decode("utf-8", "replace") for s, e in zip(starts, ends)]
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: value}}``; a run's inner dicts are in ranking order."""
+        vocab = self.doc_vocabulary
+        values = self._values.tolist()
+        doc_ids = self._doc_ids.tolist()
+        offsets = self._offsets.tolist()
+        return {
+            q: {vocab[doc_ids[j]]: values[j] for j in range(offsets[i], offsets[i + 1])}
+            for i, q in enumerate(self.query_ids)
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} queries, {self.num_rows} rows)"
+
+
+class Qrels(_Side):
+    """Relevance judgments: per query, document id -> label (int or float).
+
+    Labels are kept exactly as given (float labels are not truncated).  A
+    label >= the relevance level is relevant; a negative label means "in the
+    pool but not judged" (trec_eval): never relevant, not judged non-relevant.
+
+    >>> qrels = Qrels({"q1": {"d1": 2, "d7": 0}})
+    """
+
+    _kind = "qrels"
+
+    def __init__(self, data: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        arrays = _ranklens.encode_mapping({} if data is None else data, "qrels")
+        super().__init__(arrays)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, float]]) -> Qrels:
+        """From ``{query_id: {doc_id: label}}``."""
+        return cls(data)
+
+    @classmethod
+    def _from_arrays(cls, arrays: tuple[np.ndarray, ...]) -> Qrels:
+        obj = cls.__new__(cls)
+        _Side.__init__(obj, arrays)
+        return obj
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._values
+
+
+class Run(_Side):
+    """Rankings: per query, document id -> score, or a ranked list of ids.
+
+    ``Run({"q1": {"d1": 12.5, "d3": 9.1}})`` ranks by score descending, ties
+    broken by document id descending (trec_eval).  ``Run({"q1": ["d3", "d1"]})``
+    takes the list order as the ranking.
+
+    ``score_precision``: ``"f64"`` (default, trec_eval 10.0) or ``"f32"``, which
+    rounds scores to 32-bit floats first, as pytrec_eval does.
+    """
+
+    _kind = "run"
+
+    def __init__(
+        self,
+        data: Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]] | None = None,
+        *,
+        name: str | None = None,
+        score_precision: str = "f64",
+    ) -> None:
+        arrays = _ranklens.encode_mapping(
+            {} if data is None else data, "run", _round_f32(score_precision)
+        )
+        super().__init__(arrays)
+        self.name = name
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]],
+        *,
+        name: str | None = None,
+        score_precision: str = "f64",
+    ) -> Run:
+        """From ``{query_id: {doc_id: score}}`` or ``{query_id: [doc_id, ...]}``."""
+        return cls(data, name=name, score_precision=score_precision)
+
+    @classmethod
+    def _from_arrays(cls, arrays: tuple[np.ndarray, ...], name: str | None = None) -> Run:
+        obj = cls.__new__(cls)
+        _Side.__init__(obj, arrays)
+        obj.name = name
+        return obj
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self._values
+
+    def ranking(self, qid: str) -> list[str]:
+        """The query's document ids in ranking order."""
+        i = self._index(qid)
+        if i is None:
+            raise KeyError(qid)
+        a, b = int(self._offsets[i]), int(self._offsets[i + 1])
+        return self._decode_docs(self._doc_ids[a:b])
+
+
+def _round_f32(score_precision: str) -> bool:
+    if score_precision not in ("f64", "f32"):
+        raise RanklensInputError(f"score_precision must be 'f64' or 'f32', got {score_precision!r}")
+    return score_precision == "f32"
+
+
+def as_qrels(obj: Any) -> Qrels:
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, Run):
+        raise RanklensInputError("got a Run where Qrels were expected")
+    if isinstance(obj, Mapping):
+        return Qrels(obj)
+    raise RanklensInputError(
+        f"qrels must be a ranklens.Qrels or a mapping query id -> {{doc id: label}}, "
+        f"got {type(obj).__name__}"
+    )
+
+
+def as_run(obj: Any) -> Run:
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, Qrels):
+        raise RanklensInputError("got Qrels where a Run was expected")
+    if isinstance(obj, Mapping):
+        return Run(obj)
+    raise RanklensInputError(
+        f"run must be a ranklens.Run or a mapping query id -> {{doc id: score}} or "
+        f"[doc ids], got {type(obj).__name__}"
+    )

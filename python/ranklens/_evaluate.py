@@ -1,0 +1,193 @@
+"""`evaluate` and its `Results`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ranklens import _ranklens
+from ranklens._data import Qrels, Run, as_qrels, as_run
+from ranklens._names import Metric, parse_metric, parse_metrics
+from ranklens.errors import RanklensInputError
+
+__all__ = ["Results", "evaluate"]
+
+
+class Results:
+    """Scores of one run: per query and aggregated.
+
+    * ``res[name]`` – the aggregate over **all qrels queries** (mean; sum for the
+      counting measures ``num_ret``, ``num_rel``, ``num_rel_ret``, as trec_eval).
+      A qrels query missing from the run was scored on an empty ranking (trec_eval
+      ``-c``); queries only in the run were ignored.  Any accepted spelling works:
+      ``res["P_5"]`` is ``res["precision@5"]``.
+    * ``res.per_query(name)`` – ``{query_id: value}`` for every scored query.
+    * ``res.missing_queries`` / ``res.ignored_queries`` – filled / dropped queries.
+    * ``res.values`` – the ``queries x metrics`` array, rows in ``res.query_ids``
+      order, columns in ``res.metrics`` order.
+    """
+
+    def __init__(
+        self,
+        metrics: list[Metric],
+        query_ids: list[str],
+        values: np.ndarray,
+        missing_queries: list[str],
+        ignored_queries: list[str],
+        relevance_level: float,
+    ) -> None:
+        values.setflags(write=False)
+        self.metrics = metrics
+        self.query_ids = query_ids
+        self.values = values
+        self.missing_queries = missing_queries
+        self.ignored_queries = ignored_queries
+        self.relevance_level = relevance_level
+        self._column = {m: j for j, m in enumerate(metrics)}
+
+    @property
+    def names(self) -> list[str]:
+        """Canonical metric names, in column order."""
+        return [m.name for m in self.metrics]
+
+    def _col(self, name: str | Metric) -> int:
+        m = parse_metric(name)
+        try:
+            return self._column[m]
+        except KeyError:
+            raise KeyError(
+                f"{m.name!r} was not computed; computed: {', '.join(self.names)}"
+            ) from None
+
+    def __getitem__(self, name: str | Metric) -> float:
+        j = self._col(name)
+        col = self.values[:, j]
+        if self.metrics[j].aggregate == "sum":
+            return float(col.sum())
+        return float(col.mean())
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, (str, Metric)):
+            return False
+        try:
+            self._col(name)
+        except (KeyError, ValueError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.metrics)
+
+    def keys(self) -> list[str]:
+        return self.names
+
+    def per_query(self, name: str | Metric) -> dict[str, float]:
+        col = self.values[:, self._col(name)].tolist()
+        return dict(zip(self.query_ids, col))
+
+    def to_dict(self) -> dict[str, float]:
+        """``{metric name: aggregate}``."""
+        return {m.name: self[m] for m in self.metrics}
+
+    def to_pandas(self) -> Any:
+        """Per-query scores as a ``pandas.DataFrame`` (index: query id)."""
+        import pandas as pd
+
+        df = pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"))
+        df.columns = self.names
+        return df
+
+    def __repr__(self) -> str:
+        width = max((len(n) for n in self.names), default=6)
+        lines = [f"Results({len(self.query_ids)} queries)"]
+        for m in self.metrics:
+            lines.append(f"  {m.name:<{width}}  {self[m]:.4f}")
+        return "\n".join(lines)
+
+
+def _check_level(relevance_level: Any) -> float:
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
+        raise RanklensInputError(
+            f"relevance_level must be a number, got {type(relevance_level).__name__}"
+        )
+    level = float(relevance_level)
+    if not math.isfinite(level):
+        raise RanklensInputError("relevance_level must be finite")
+    return level
+
+
+def _check_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise RanklensInputError(f"threads must be a positive int or None, got {threads!r}")
+    return threads
+
+
+def evaluate(
+    qrels: Qrels | Mapping[str, Mapping[str, float]],
+    run: Run | Mapping[str, Any],
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: float = 1,
+    backend: str = "rust",
+    threads: int | None = None,
+) -> Results:
+    """Score ``run`` against ``qrels`` on ``metrics``.
+
+    ``metrics``: one name or several, in any accepted spelling (``"ndcg@10"``,
+    ``"P_5"``, ``"nDCG@10"``, ``"P(rel=2)@5"``, ``"ndcg@5,10,20"``).
+    ``relevance_level``: a label >= it is relevant (nDCG gains ignore it).
+    ``backend``: ``"rust"`` (default) or ``"python"``, the readable reference
+    implementation in :mod:`ranklens.metrics`, which must give the same numbers.
+    ``threads``: worker threads for the Rust backend (default: the
+    ``RANKLENS_NUM_THREADS`` environment variable, else one per core).
+    """
+    ms = parse_metrics(metrics)
+    level = _check_level(relevance_level)
+    nthreads = _check_threads(threads)
+    q = as_qrels(qrels)
+    r = as_run(run)
+    if len(q) == 0:
+        raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    if backend == "rust":
+        specs = [(m.family, m.k, m.rel) for m in ms]
+        values, run_index, run_only = _ranklens.evaluate(q.arrays, r.arrays, specs, level, nthreads)
+        qids = q.query_ids
+        missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
+        run_qids = r.query_ids
+        ignored = [run_qids[i] for i in run_only]
+    elif backend == "python":
+        from ranklens.metrics import evaluate_reference
+
+        qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
+        rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
+        per = evaluate_reference(qd, rd, ms, level)
+        qids = q.query_ids
+        values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)
+        values = values.reshape(len(qids), len(ms))
+        in_run = {str(k) for k in rd}
+        missing = [qid for qid in qids if qid not in in_run]
+        in_qrels = set(qids)
+        ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
+    else:
+        raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
+    return Results(ms, qids, values, missing, ignored, level)
+
+
+def _run_mapping(run: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """A run mapping for the reference backend: ranked lists become scores n..1."""
+    out: dict[str, dict[str, float]] = {}
+    for qid, inner in run.items():
+        if isinstance(inner, (list, tuple)):
+            n = len(inner)
+            out[str(qid)] = {str(d): float(n - i) for i, d in enumerate(inner)}
+        else:
+            out[str(qid)] = {str(d): float(s) for d, s in inner.items()}
+    return out

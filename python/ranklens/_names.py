@@ -1,0 +1,256 @@
+"""Metric names: one parser for every accepted spelling.
+
+A metric is identified by a :class:`Metric` value (family, cutoff ``k``, optional
+per-metric relevance level).  Users may write it in ranklens's canonical form
+(``ndcg@10``, ``precision(rel=2)@5``), in ranx's (``precision@5``, ``mrr@10``),
+in trec_eval's (``P_5``, ``P.5``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``) or
+in ir_measures' (``nDCG@10``, ``P(rel=2)@5``, ``R@100``, ``RR@10``, ``AP``).
+Several cutoffs may be given at once: ``ndcg@5,10,20`` or ``P.5,10``.
+
+Why a frozen dataclass and not strings: the two backends and the Results object
+all key on the same normalised value, so ``res["P_5"]`` and ``res["precision@5"]``
+are the same entry, and a typo fails here, before any work, with the closest
+valid names in the message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ranklens.errors import UnknownMetricError
+
+__all__ = ["FAMILIES", "Metric", "parse_metric", "parse_metrics"]
+
+
+@dataclass(frozen=True)
+class _Family:
+    name: str
+    cutoff: str  # "none" (no @k), "optional", "required"
+    binary: bool  # uses the relevance level (so accepts rel=)
+    aggregate: str  # "mean" or "sum" (trec_eval's counting measures)
+    summary: str
+
+
+FAMILIES: dict[str, _Family] = {
+    f.name: f
+    for f in [
+        _Family("precision", "optional", True, "mean", "relevant in top k / k"),
+        _Family("recall", "optional", True, "mean", "relevant in top k / relevant"),
+        _Family("f1", "optional", True, "mean", "harmonic mean of precision@k and recall@k"),
+        _Family("hits", "optional", True, "mean", "number of relevant in top k"),
+        _Family("hit_rate", "optional", True, "mean", "1 if any relevant in top k"),
+        _Family("mrr", "optional", True, "mean", "1 / rank of first relevant (within k)"),
+        _Family("map", "optional", True, "mean", "average precision (trec map / map_cut)"),
+        _Family("ndcg", "optional", False, "mean", "nDCG, gain = label, log2 discount"),
+        _Family("ndcg_burges", "optional", False, "mean", "nDCG with gain 2^label - 1"),
+        _Family("dcg", "optional", False, "mean", "DCG, gain = label, log2 discount"),
+        _Family("r_precision", "none", True, "mean", "precision at rank R (R = relevant)"),
+        _Family("bpref", "none", True, "mean", "binary preference (Buckley & Voorhees)"),
+        _Family("num_ret", "optional", False, "sum", "number of retrieved documents"),
+        _Family("num_rel", "none", True, "sum", "number of relevant documents"),
+        _Family("num_rel_ret", "optional", True, "sum", "number of relevant retrieved"),
+    ]
+}
+
+# Aliases, matched case-insensitively.  Value: canonical family.
+_ALIASES: dict[str, str] = {
+    # canonical and ranx
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "f1",
+    "hits": "hits",
+    "hit_rate": "hit_rate",
+    "hitrate": "hit_rate",
+    "mrr": "mrr",
+    "map": "map",
+    "ndcg": "ndcg",
+    "ndcg_burges": "ndcg_burges",
+    "dcg": "dcg",
+    "r_precision": "r_precision",
+    "r-precision": "r_precision",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    # trec_eval
+    "p": "precision",
+    "success": "hit_rate",
+    "recip_rank": "mrr",
+    "rprec": "r_precision",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    # ir_measures
+    "r": "recall",
+    "rr": "mrr",
+    "ap": "map",
+    "numret": "num_ret",
+    "numrel": "num_rel",
+    "numrelret": "num_rel_ret",
+}
+
+# trec_eval families whose cutoff is mandatory in trec_eval spelling.
+_TREC_CUT_REQUIRED = {"ndcg_cut", "map_cut", "success"}
+
+_NAME_RE = re.compile(
+    r"""^\s*
+    (?P<base>[A-Za-z][A-Za-z0-9_\-]*?)      # family or alias
+    (?:\((?P<params>[^()]*)\))?             # (rel=2)
+    (?:(?P<sep>@|_|\.)(?P<ks>[0-9][0-9,\s]*))?  # @10 | _10 | .10 | @5,10,20
+    \s*$""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, order=True)
+class Metric:
+    """One metric: a family, an optional cutoff and an optional relevance level.
+
+    ``rel`` overrides ``evaluate(relevance_level=...)`` for this metric only
+    (ir_measures' ``P(rel=2)@5``).  ``name`` is the canonical spelling, the key
+    used in every result.
+    """
+
+    family: str
+    k: int | None = None
+    rel: float | None = None
+
+    @property
+    def name(self) -> str:
+        s = self.family
+        if self.rel is not None:
+            s += f"(rel={_fmt_num(self.rel)})"
+        if self.k is not None:
+            s += f"@{self.k}"
+        return s
+
+    @property
+    def aggregate(self) -> str:
+        """``"mean"`` or ``"sum"`` (num_ret, num_rel, num_rel_ret, as trec_eval)."""
+        return FAMILIES[self.family].aggregate
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _all_spellings() -> list[str]:
+    out = sorted(FAMILIES)
+    out += ["P@k", "P_k", "P.k", "ndcg_cut_k", "map_cut_k", "recip_rank", "Rprec", "success_k"]
+    out += ["nDCG@k", "R@k", "RR", "RR@k", "AP", "AP@k", "Success@k", "P(rel=2)@k"]
+    return out
+
+
+def _unknown(text: str, why: str) -> UnknownMetricError:
+    candidates = sorted(set(_ALIASES) | set(FAMILIES))
+    base = re.split(r"[@(._]", text.strip(), maxsplit=1)[0].lower()
+    close = difflib.get_close_matches(base, candidates, n=5, cutoff=0.5)
+    close += difflib.get_close_matches(text.strip().lower(), candidates, n=5, cutoff=0.5)
+    close = list(dict.fromkeys(close))
+    hint = f"; closest valid names: {', '.join(close)}" if close else ""
+    return UnknownMetricError(
+        f"unknown metric {text!r}: {why}{hint} (valid forms: {', '.join(_all_spellings())})"
+    )
+
+
+def _parse_params(text: str, params: str) -> float | None:
+    rel: float | None = None
+    for part in params.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if not eq or key.strip().lower() != "rel":
+            raise _unknown(text, f"unsupported parameter {part!r} (only rel=N)")
+        try:
+            rel = float(value)
+        except ValueError:
+            raise _unknown(text, f"rel must be a number, got {value.strip()!r}") from None
+        if rel != rel or rel in (float("inf"), float("-inf")):
+            raise _unknown(text, "rel must be finite")
+    return rel
+
+
+def parse_metrics(names: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    """Parse one name or many into :class:`Metric` values, expanding cutoff lists.
+
+    Order is kept and duplicates are dropped (first occurrence wins).
+    """
+    if isinstance(names, (str, Metric)):
+        names = [names]
+    out: list[Metric] = []
+    for n in names:
+        if isinstance(n, Metric):
+            out.append(_validate(n, n.name))
+        elif isinstance(n, str):
+            out.extend(_parse_one(n))
+        else:
+            raise UnknownMetricError(f"metric names must be strings, got {type(n).__name__}")
+    if not out:
+        raise UnknownMetricError("the metric list is empty")
+    return list(dict.fromkeys(out))
+
+
+def parse_metric(name: str | Metric) -> Metric:
+    """Parse exactly one metric (a cutoff list is an error here)."""
+    ms = parse_metrics([name])
+    if len(ms) != 1:
+        raise UnknownMetricError(f"{name!r} names {len(ms)} metrics; expected one")
+    return ms[0]
+
+
+def _parse_one(text: str) -> list[Metric]:
+    m = _NAME_RE.match(text)
+    if not m:
+        raise _unknown(text, "not a metric name")
+    base = m.group("base")
+    ks_text = m.group("ks")
+    key = base.lower()
+    if key not in _ALIASES:
+        raise _unknown(text, "unknown family")
+    family = _ALIASES[key]
+    rel = _parse_params(text, m.group("params")) if m.group("params") is not None else None
+    ks: list[int | None]
+    if ks_text is None:
+        if key in _TREC_CUT_REQUIRED:
+            raise _unknown(text, f"{base} needs a cutoff, e.g. {base}_10")
+        ks = [None]
+    else:
+        ks = []
+        for piece in ks_text.split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            k = int(piece)
+            if k <= 0:
+                raise _unknown(text, f"cutoff must be a positive integer, got {k}")
+            ks.append(k)
+        if not ks:
+            raise _unknown(text, "empty cutoff list")
+    return [_validate(Metric(family, k, rel), text) for k in ks]
+
+
+def _validate(metric: Metric, text: str) -> Metric:
+    fam = FAMILIES.get(metric.family)
+    if fam is None:
+        raise _unknown(text, "unknown family")
+    if metric.k is not None:
+        if fam.cutoff == "none":
+            raise _unknown(text, f"{fam.name} takes no cutoff")
+        if isinstance(metric.k, bool) or not isinstance(metric.k, int) or metric.k <= 0:
+            raise _unknown(text, f"cutoff must be a positive integer, got {metric.k!r}")
+    elif fam.cutoff == "required":
+        raise _unknown(text, f"{fam.name} needs a cutoff, e.g. {fam.name}@10")
+    if metric.rel is not None:
+        if not fam.binary:
+            raise _unknown(text, f"{fam.name} uses graded gains and takes no rel= level")
+        rel = float(metric.rel)
+        if rel != rel or rel in (float("inf"), float("-inf")):
+            raise _unknown(text, "rel must be finite")
+        metric = Metric(metric.family, metric.k, rel)
+    return metric

@@ -1,0 +1,25 @@
+# Type stub of the native module (checked by tests/test_stub.py against the module).
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_Encoded = tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.float64],
+]
+
+def encode_mapping(data: object, kind: str, round_f32: bool = False) -> _Encoded: ...
+def evaluate(
+    qrels: _Encoded,
+    run: _Encoded,
+    metrics: list[tuple[str, int | None, float | None]],
+    relevance_level: float,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...

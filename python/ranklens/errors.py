@@ -1,0 +1,22 @@
+"""Exceptions raised by ranklens.
+
+Every error about the caller's data is a :class:`RanklensInputError`, a
+``ValueError`` subclass, so ``except ValueError`` keeps working.  Errors raised by
+the Rust core arrive already mapped to these classes (one place: ``src/lib.rs``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ParseError", "RanklensInputError", "UnknownMetricError"]
+
+
+class RanklensInputError(ValueError):
+    """Bad input: names the query, document, file or line at fault where known."""
+
+
+class UnknownMetricError(RanklensInputError):
+    """A metric name that no parser accepts, or an empty metric list."""
+
+
+class ParseError(RanklensInputError):
+    """A malformed line in a TREC file (the message names file and line)."""

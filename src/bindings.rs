@@ -1,0 +1,248 @@
+//! The Python bindings: the one file that touches Python objects.
+//!
+//! Each function converts its arguments (borrowing numpy arrays read-only, as
+//! contiguous slices of the right dtype: the Python layer guarantees both),
+//! releases the GIL for the work in the core, and moves result `Vec`s into
+//! numpy without copying.  Core errors become Python exceptions in `to_py`,
+//! and nowhere else.
+
+use crate::core::encode::{Builder, Encoded, Kind};
+use crate::core::error::Error;
+use crate::core::eval::{self, Side};
+use crate::core::metrics::MetricSpec;
+use crate::core::vocab::Vocab;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
+
+/// Core error -> the matching class of `ranklens.errors` (all `ValueError`s,
+/// but I/O failures, which are `OSError`).
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let class = match &e {
+        Error::Io { .. } => return PyOSError::new_err(e.to_string()),
+        Error::Parse { .. } => "ParseError",
+        Error::InvalidMetric(_) => "UnknownMetricError",
+        _ => "RanklensInputError",
+    };
+    match py
+        .import("ranklens.errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|c| c.call1((e.to_string(),)))
+    {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
+
+type EncodedArrays<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+fn to_arrays(py: Python<'_>, e: Encoded) -> EncodedArrays<'_> {
+    (
+        e.queries.bytes.into_pyarray(py),
+        e.queries.offsets.into_pyarray(py),
+        e.offsets.into_pyarray(py),
+        e.docs.bytes.into_pyarray(py),
+        e.docs.offsets.into_pyarray(py),
+        e.doc_ids.into_pyarray(py),
+        e.values.into_pyarray(py),
+    )
+}
+
+/// An id: `str`, or `int` (written in decimal); anything else is an error.
+fn id_bytes<'a>(obj: &'a Bound<'_, PyAny>, buf: &'a mut String, what: &str) -> PyResult<&'a [u8]> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        buf.clear();
+        buf.push_str(&s.to_cow()?);
+        return Ok(buf.as_bytes());
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
+        buf.clear();
+        buf.push_str(&obj.str()?.to_cow()?);
+        return Ok(buf.as_bytes());
+    }
+    Err(Error::InvalidInput(format!(
+        "{what} must be a str or an int, got {} ({})",
+        obj.get_type().name()?,
+        obj.repr()?
+    )))
+    .map_err(|e| to_py(obj.py(), e))
+}
+
+/// `mapping.items()` as an iterator, with a fast path for dicts.
+fn items<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return Ok(d.iter().collect());
+    }
+    let it = obj.call_method0("items")?;
+    let mut out = Vec::new();
+    for pair in it.try_iter()? {
+        let pair = pair?;
+        out.push((pair.get_item(0)?, pair.get_item(1)?));
+    }
+    Ok(out)
+}
+
+/// Encode a mapping query id -> (mapping doc id -> value | sequence of doc ids).
+/// A sequence is a ranked list (its order is the ranking; only for runs).
+#[pyfunction]
+#[pyo3(signature = (data, kind, round_f32 = false))]
+fn encode_mapping<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    kind: &str,
+    round_f32: bool,
+) -> PyResult<EncodedArrays<'py>> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    let what_value = if kind == Kind::Run { "score" } else { "label" };
+    let mut b = Builder::new(kind, round_f32);
+    let (mut qbuf, mut dbuf) = (String::new(), String::new());
+    let err = |e: Error| to_py(py, e);
+    for (qobj, inner) in items(data)? {
+        let q = b
+            .query(id_bytes(&qobj, &mut qbuf, "a query id")?)
+            .map_err(err)?;
+        let ranked = inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok();
+        if ranked {
+            if kind == Kind::Qrels {
+                return Err(err(Error::InvalidInput(format!(
+                    "query {qbuf:?}: qrels need a mapping doc id -> label, got a list \
+                     (use Qrels.from_groups or a dict of labels)"
+                ))));
+            }
+            let docs: Vec<Bound<'py, PyAny>> = inner.try_iter()?.collect::<PyResult<_>>()?;
+            let n = docs.len();
+            for (i, d) in docs.iter().enumerate() {
+                let doc = id_bytes(d, &mut dbuf, "a document id")?;
+                b.row(q, doc, (n - i) as f64).map_err(err)?;
+            }
+            continue;
+        }
+        let pairs =
+            items(&inner).map_err(|_| {
+                err(Error::InvalidInput(format!(
+                "query {qbuf:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
+                 got {}",
+                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )))
+            })?;
+        b.reserve(pairs.len());
+        for (dobj, vobj) in pairs {
+            let value: Option<f64> = if vobj.is_instance_of::<PyString>() {
+                None
+            } else {
+                vobj.extract().ok()
+            };
+            let doc = id_bytes(&dobj, &mut dbuf, "a document id")?;
+            let Some(value) = value else {
+                return Err(err(Error::InvalidInput(format!(
+                    "query {qbuf:?}, document {:?}: the {what_value} must be a number, got {}",
+                    String::from_utf8_lossy(doc),
+                    vobj.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))));
+            };
+            b.row(q, doc, value).map_err(err)?;
+        }
+    }
+    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    Ok(to_arrays(py, encoded))
+}
+
+type SideArrays<'py> = (
+    PyReadonlyArray1<'py, u8>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, u8>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, f64>,
+);
+
+fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error>> {
+    let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
+    let qv = Vocab::new(a.0.as_slice().map_err(sl)?, a.1.as_slice().map_err(sl)?);
+    let dv = Vocab::new(a.3.as_slice().map_err(sl)?, a.4.as_slice().map_err(sl)?);
+    let offsets = a.2.as_slice().map_err(sl)?;
+    let doc_ids = a.5.as_slice().map_err(sl)?;
+    let values = a.6.as_slice().map_err(sl)?;
+    Ok(qv.and_then(|qv| dv.and_then(|dv| Side::new(qv, dv, offsets, doc_ids, values))))
+}
+
+type EvalArrays<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// Score every qrels query. Returns (values [queries x metrics], run index of
+/// each qrels query or -1, indices of run-only queries).
+#[pyfunction]
+#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None))]
+fn evaluate<'py>(
+    py: Python<'py>,
+    qrels: SideArrays<'py>,
+    run: SideArrays<'py>,
+    metrics: Vec<(String, Option<usize>, Option<f64>)>,
+    relevance_level: f64,
+    threads: Option<usize>,
+) -> PyResult<EvalArrays<'py>> {
+    let err = |e: Error| to_py(py, e);
+    let specs = metrics
+        .iter()
+        .map(|(name, k, level)| MetricSpec::new(name, *k, *level))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let q = side(&qrels)?.map_err(err)?;
+    let r = side(&run)?.map_err(err)?;
+    let nq = q.num_queries();
+    let nm = specs.len();
+    let out = py
+        .detach(|| eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, relevance_level)))
+        .and_then(|x| x)
+        .map_err(err)?;
+    let values = out.values.into_pyarray(py).reshape([nq, nm])?;
+    Ok((
+        values,
+        out.run_index.into_pyarray(py),
+        out.run_only.into_pyarray(py),
+    ))
+}
+
+/// The strings of a vocabulary, as a list of `str` (invalid UTF-8 replaced).
+#[pyfunction]
+fn decode_vocab<'py>(
+    py: Python<'py>,
+    bytes: PyReadonlyArray1<'py, u8>,
+    offsets: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
+    let v = Vocab::new(
+        bytes.as_slice().map_err(sl)?,
+        offsets.as_slice().map_err(sl)?,
+    )
+    .map_err(|e| to_py(py, e))?;
+    Ok((0..v.len())
+        .map(|i| PyString::new(py, &String::from_utf8_lossy(v.get(i))))
+        .collect())
+}
+
+#[pymodule]
+fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(encode_mapping, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_vocab, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! Building the encoded form of a run or of qrels from (query, doc, value) rows.
+//!
+//! Layout (the same for both sides, and what Python holds as numpy arrays):
+//! `queries` and `docs` are vocabularies sorted by bytes; rows of query `i` are
+//! `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`.  A run's rows are kept in
+//! ranking order (score descending, then doc id descending: trec_eval's order), so
+//! scoring never sorts; qrels rows are in doc id order, so a lookup is a binary
+//! search over integers.
+//!
+//! Why sort once here and not per evaluation: a run is usually scored against
+//! several metric sets or qrels; the sort is the costliest per-row step.
+
+use crate::core::error::{show, Error, Result};
+use crate::core::vocab::{Interner, OwnedVocab};
+use rayon::prelude::*;
+
+/// Which side the rows describe: decides the row order and the checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Values are scores; rows kept in trec_eval ranking order.
+    Run,
+    /// Values are relevance labels; rows kept in doc id order.
+    Qrels,
+}
+
+/// The encoded side, owned (moved into numpy without copying by the bindings).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Encoded {
+    pub queries: OwnedVocab,
+    pub docs: OwnedVocab,
+    pub offsets: Vec<i64>,
+    pub doc_ids: Vec<u32>,
+    pub values: Vec<f64>,
+}
+
+/// Collects rows in any order; `finish` groups, sorts and checks them.
+pub struct Builder {
+    kind: Kind,
+    round_f32: bool,
+    queries: Interner,
+    docs: Interner,
+    rows_q: Vec<u32>,
+    rows_d: Vec<u32>,
+    rows_v: Vec<f64>,
+}
+
+impl Builder {
+    /// `round_f32`: store scores rounded to 32-bit floats, so that scores equal
+    /// after rounding tie (what pytrec_eval, i.e. trec_eval 9.0.8, does).
+    pub fn new(kind: Kind, round_f32: bool) -> Self {
+        Builder {
+            kind,
+            round_f32,
+            queries: Interner::new(),
+            docs: Interner::new(),
+            rows_q: Vec::new(),
+            rows_d: Vec::new(),
+            rows_v: Vec::new(),
+        }
+    }
+
+    pub fn reserve(&mut self, rows: usize) {
+        self.rows_q.reserve(rows);
+        self.rows_d.reserve(rows);
+        self.rows_v.reserve(rows);
+    }
+
+    /// Register a query (it exists even if it gets no rows: an empty ranking).
+    pub fn query(&mut self, q: &[u8]) -> Result<u32> {
+        self.queries.intern(q)
+    }
+
+    /// Add a row for a query id returned by [`Builder::query`].
+    pub fn row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
+        if !value.is_finite() {
+            return Err(Error::NonFinite {
+                query: show(self.queries.get(q)),
+                doc: show(doc),
+                what: match self.kind {
+                    Kind::Run => "the score",
+                    Kind::Qrels => "the label",
+                },
+            });
+        }
+        // -0.0 and 0.0 compare equal in C; make them one value.
+        let mut v = value + 0.0;
+        if self.round_f32 && self.kind == Kind::Run {
+            v = (v as f32) as f64;
+        }
+        let d = self.docs.intern(doc)?;
+        self.rows_q.push(q);
+        self.rows_d.push(d);
+        self.rows_v.push(v);
+        Ok(())
+    }
+
+    /// Convenience: register the query and add the row.
+    pub fn push(&mut self, q: &[u8], doc: &[u8], value: f64) -> Result<()> {
+        let q = self.query(q)?;
+        self.row(q, doc, value)
+    }
+
+    pub fn finish(self) -> Result<Encoded> {
+        let Builder {
+            kind,
+            queries,
+            docs,
+            rows_q,
+            rows_d,
+            rows_v,
+            ..
+        } = self;
+        let (queries, qmap) = queries.into_sorted();
+        let (docs, dmap) = docs.into_sorted();
+        let nq = qmap.len();
+
+        // Counting sort of rows by (renumbered) query.
+        let mut offsets = vec![0i64; nq + 1];
+        for &q in &rows_q {
+            offsets[qmap[q as usize] as usize + 1] += 1;
+        }
+        for i in 0..nq {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill: Vec<i64> = offsets[..nq].to_vec();
+        let mut rows: Vec<(u32, f64)> = vec![(0, 0.0); rows_q.len()];
+        for ((&q, &d), &v) in rows_q.iter().zip(&rows_d).zip(&rows_v) {
+            let slot = &mut fill[qmap[q as usize] as usize];
+            rows[*slot as usize] = (dmap[d as usize], v);
+            *slot += 1;
+        }
+        drop((rows_q, rows_d, rows_v, fill));
+
+        // Per query: order and check duplicates, in parallel.
+        let mut chunks: Vec<(usize, &mut [(u32, f64)])> = Vec::with_capacity(nq);
+        let mut rest: &mut [(u32, f64)] = &mut rows;
+        for (qi, w) in offsets.windows(2).enumerate() {
+            let (head, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+            chunks.push((qi, head));
+            rest = tail;
+        }
+        let qv = queries.view();
+        let dv = docs.view();
+        chunks.par_iter_mut().try_for_each_init(
+            Vec::new,
+            |scratch: &mut Vec<u32>, (qi, chunk)| {
+                let dup = |d: u32| Error::DuplicateDocument {
+                    query: show(qv.get(*qi)),
+                    doc: show(dv.get(d as usize)),
+                };
+                match kind {
+                    Kind::Qrels => {
+                        chunk.sort_unstable_by_key(|r| r.0);
+                        if let Some(w) = chunk.windows(2).find(|w| w[0].0 == w[1].0) {
+                            return Err(dup(w[0].0));
+                        }
+                    }
+                    Kind::Run => {
+                        scratch.clear();
+                        scratch.extend(chunk.iter().map(|r| r.0));
+                        scratch.sort_unstable();
+                        if let Some(w) = scratch.windows(2).find(|w| w[0] == w[1]) {
+                            return Err(dup(w[0]));
+                        }
+                        chunk.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        drop(chunks);
+        let (doc_ids, values) = rows.into_iter().unzip();
+        Ok(Encoded {
+            queries,
+            docs,
+            offsets,
+            doc_ids,
+            values,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &OwnedVocab) -> Vec<String> {
+        let view = v.view();
+        (0..view.len()).map(|i| show(view.get(i))).collect()
+    }
+
+    #[test]
+    fn run_rows_in_trec_order() {
+        let mut b = Builder::new(Kind::Run, false);
+        b.push(b"q2", b"a", 1.0).unwrap();
+        b.push(b"q1", b"d1", 0.5).unwrap();
+        b.push(b"q1", b"d3", 0.5).unwrap();
+        b.push(b"q1", b"d2", 0.9).unwrap();
+        b.push(b"q1", b"D9", 0.5).unwrap();
+        let e = b.finish().unwrap();
+        assert_eq!(strings(&e.queries), vec!["q1", "q2"]);
+        assert_eq!(e.offsets, vec![0, 4, 5]);
+        let docs = strings(&e.docs);
+        let ranked: Vec<&str> = e.doc_ids[..4]
+            .iter()
+            .map(|&d| docs[d as usize].as_str())
+            .collect();
+        // 0.9 first; ties at 0.5 by doc id descending in byte order ("D9" < "d1").
+        assert_eq!(ranked, vec!["d2", "d3", "d1", "D9"]);
+        assert_eq!(e.values[..4], [0.9, 0.5, 0.5, 0.5]);
+    }
+
+    #[test]
+    fn qrels_rows_by_doc_and_empty_query() {
+        let mut b = Builder::new(Kind::Qrels, false);
+        let q = b.query(b"q0").unwrap();
+        let _ = q;
+        b.push(b"q1", b"b", 2.0).unwrap();
+        b.push(b"q1", b"a", 0.0).unwrap();
+        let e = b.finish().unwrap();
+        assert_eq!(e.offsets, vec![0, 0, 2]);
+        assert_eq!(strings(&e.docs), vec!["a", "b"]);
+        assert_eq!(e.doc_ids, vec![0, 1]);
+        assert_eq!(e.values, vec![0.0, 2.0]);
+    }
+
+    #[test]
+    fn rejects_duplicates_and_nan() {
+        let mut b = Builder::new(Kind::Run, false);
+        b.push(b"q", b"d", 1.0).unwrap();
+        b.push(b"q", b"d", 2.0).unwrap();
+        assert_eq!(
+            b.finish(),
+            Err(Error::DuplicateDocument {
+                query: "q".into(),
+                doc: "d".into()
+            })
+        );
+        let mut b = Builder::new(Kind::Qrels, false);
+        assert!(matches!(
+            b.push(b"q", b"d", f64::NAN),
+            Err(Error::NonFinite { .. })
+        ));
+        assert!(matches!(
+            b.push(b"q", b"d", f64::INFINITY),
+            Err(Error::NonFinite { .. })
+        ));
+    }
+
+    #[test]
+    fn f32_rounding_creates_ties() {
+        let mut b = Builder::new(Kind::Run, true);
+        b.push(b"q", b"a", 1.0000000001).unwrap();
+        b.push(b"q", b"b", 1.0).unwrap();
+        let e = b.finish().unwrap();
+        // Equal after rounding: tie broken by doc id descending.
+        assert_eq!(e.doc_ids, vec![1, 0]);
+    }
+}

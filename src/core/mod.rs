@@ -1,0 +1,14 @@
+//! The pure Rust core: no Python types here (see `src/lib.rs` for the bindings).
+//!
+//! * `vocab`   — string ids to integers in byte order, and merging two vocabularies;
+//! * `encode`  — rows to the encoded layout (offsets + flat arrays), sorted once;
+//! * `eval`    — aligning qrels and run, the per-query relevance vector, the
+//!   parallel loop over queries;
+//! * `metrics` — one file per metric family, plain functions over one query.
+
+pub mod encode;
+pub mod error;
+pub mod eval;
+pub mod metrics;
+pub mod trec;
+pub mod vocab;
