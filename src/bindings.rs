@@ -180,6 +180,10 @@ fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error>> {
     Ok(qv.and_then(|qv| dv.and_then(|dv| Side::new(qv, dv, offsets, doc_ids, values))))
 }
 
+/// A metric as the Python layer passes it: (family, cutoff, own relevance
+/// level, named parameters).
+type MetricArg = (String, Option<usize>, Option<f64>, Vec<(String, f64)>);
+
 type EvalArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray1<i64>>,
@@ -188,20 +192,29 @@ type EvalArrays<'py> = (
 
 /// Score every qrels query. Returns (values [queries x metrics], run index of
 /// each qrels query or -1, indices of run-only queries).
+// The arguments mirror the Python keyword arguments one to one.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None))]
+#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None))]
 fn evaluate<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
     run: SideArrays<'py>,
-    metrics: Vec<(String, Option<usize>, Option<f64>)>,
+    metrics: Vec<MetricArg>,
     relevance_level: f64,
     threads: Option<usize>,
+    judged_only: bool,
+    max_docs: Option<usize>,
 ) -> PyResult<EvalArrays<'py>> {
     let err = |e: Error| to_py(py, e);
+    let opts = eval::Options {
+        level: relevance_level,
+        judged_only,
+        max_docs,
+    };
     let specs = metrics
         .iter()
-        .map(|(name, k, level)| MetricSpec::new(name, *k, *level))
+        .map(|(name, k, level, params)| MetricSpec::new(name, *k, *level, params))
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     let q = side(&qrels)?.map_err(err)?;
@@ -209,7 +222,7 @@ fn evaluate<'py>(
     let nq = q.num_queries();
     let nm = specs.len();
     let out = py
-        .detach(|| eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, relevance_level)))
+        .detach(|| eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, &opts)))
         .and_then(|x| x)
         .map_err(err)?;
     let values = out.values.into_pyarray(py).reshape([nq, nm])?;

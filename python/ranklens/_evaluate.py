@@ -138,6 +138,8 @@ def evaluate(
     relevance_level: float = 1,
     backend: str = "rust",
     threads: int | None = None,
+    judged_only: bool = False,
+    max_docs: int | None = None,
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
 
@@ -148,17 +150,26 @@ def evaluate(
     implementation in :mod:`ranklens.metrics`, which must give the same numbers.
     ``threads``: worker threads for the Rust backend (default: the
     ``RANKLENS_NUM_THREADS`` environment variable, else one per core).
+    ``judged_only``: drop unjudged retrieved documents first, ranks closing up
+    (trec_eval ``-J``).  ``max_docs``: score only the top ``max_docs`` of each
+    ranking (trec_eval ``-M``).
     """
     ms = parse_metrics(metrics)
     level = _check_level(relevance_level)
     nthreads = _check_threads(threads)
+    if max_docs is not None and (
+        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
+    ):
+        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
     if backend == "rust":
-        specs = [(m.family, m.k, m.rel) for m in ms]
-        values, run_index, run_only = _ranklens.evaluate(q.arrays, r.arrays, specs, level, nthreads)
+        specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+        values, run_index, run_only = _ranklens.evaluate(
+            q.arrays, r.arrays, specs, level, nthreads, bool(judged_only), max_docs
+        )
         qids = q.query_ids
         missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
         run_qids = r.query_ids
@@ -168,7 +179,9 @@ def evaluate(
 
         qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
         rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
-        per = evaluate_reference(qd, rd, ms, level)
+        per = evaluate_reference(
+            qd, rd, ms, level, judged_only=bool(judged_only), max_docs=max_docs
+        )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)
         values = values.reshape(len(qids), len(ms))

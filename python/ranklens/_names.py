@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ranklens.errors import UnknownMetricError
 
@@ -32,6 +32,8 @@ class _Family:
     binary: bool  # uses the relevance level (so accepts rel=)
     aggregate: str  # "mean" or "sum" (trec_eval's counting measures)
     summary: str
+    # Named numeric parameters the family takes, with their defaults.
+    params: dict[str, float] = field(default_factory=dict)
 
 
 FAMILIES: dict[str, _Family] = {
@@ -104,27 +106,39 @@ _NAME_RE = re.compile(
 )
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Metric:
-    """One metric: a family, an optional cutoff and an optional relevance level.
+    """One metric: a family, an optional cutoff, relevance level and parameters.
 
     ``rel`` overrides ``evaluate(relevance_level=...)`` for this metric only
-    (ir_measures' ``P(rel=2)@5``).  ``name`` is the canonical spelling, the key
-    used in every result.
+    (ir_measures' ``P(rel=2)@5``).  ``params`` holds the family's other named
+    parameters as sorted ``(key, value)`` pairs (only those that differ from the
+    family's defaults).  ``name`` is the canonical spelling, the key used in
+    every result.
     """
 
     family: str
     k: int | None = None
     rel: float | None = None
+    params: tuple[tuple[str, float], ...] = ()
 
     @property
     def name(self) -> str:
         s = self.family
-        if self.rel is not None:
-            s += f"(rel={_fmt_num(self.rel)})"
+        inner = [f"rel={_fmt_num(self.rel)}"] if self.rel is not None else []
+        inner += [f"{key}={_fmt_num(v)}" for key, v in self.params]
+        if inner:
+            s += f"({','.join(inner)})"
         if self.k is not None:
             s += f"@{self.k}"
         return s
+
+    def param(self, key: str) -> float:
+        """The value of a named parameter (the family's default when not given)."""
+        for k, v in self.params:
+            if k == key:
+                return v
+        return FAMILIES[self.family].params[key]
 
     @property
     def aggregate(self) -> str:
@@ -158,22 +172,29 @@ def _unknown(text: str, why: str) -> UnknownMetricError:
     )
 
 
-def _parse_params(text: str, params: str) -> float | None:
+def _parse_params(text: str, params: str) -> tuple[float | None, tuple[tuple[str, float], ...]]:
+    """``rel=2,p=0.8`` -> (2.0, (("p", 0.8),))."""
     rel: float | None = None
+    named: dict[str, float] = {}
     for part in params.split(","):
         part = part.strip()
         if not part:
             continue
         key, eq, value = part.partition("=")
-        if not eq or key.strip().lower() != "rel":
-            raise _unknown(text, f"unsupported parameter {part!r} (only rel=N)")
+        key = key.strip()
+        if not eq or not key:
+            raise _unknown(text, f"parameters are key=value, got {part!r}")
         try:
-            rel = float(value)
+            number = float(value)
         except ValueError:
-            raise _unknown(text, f"rel must be a number, got {value.strip()!r}") from None
-        if rel != rel or rel in (float("inf"), float("-inf")):
-            raise _unknown(text, "rel must be finite")
-    return rel
+            raise _unknown(text, f"{key} must be a number, got {value.strip()!r}") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise _unknown(text, f"{key} must be finite")
+        if key.lower() == "rel":
+            rel = number
+        else:
+            named[key] = number
+    return rel, tuple(sorted(named.items()))
 
 
 def parse_metrics(names: str | Metric | Iterable[str | Metric]) -> list[Metric]:
@@ -214,7 +235,10 @@ def _parse_one(text: str) -> list[Metric]:
     if key not in _ALIASES:
         raise _unknown(text, "unknown family")
     family = _ALIASES[key]
-    rel = _parse_params(text, m.group("params")) if m.group("params") is not None else None
+    rel: float | None = None
+    params: tuple[tuple[str, float], ...] = ()
+    if m.group("params") is not None:
+        rel, params = _parse_params(text, m.group("params"))
     ks: list[int | None]
     if ks_text is None:
         if key in _TREC_CUT_REQUIRED:
@@ -232,7 +256,7 @@ def _parse_one(text: str) -> list[Metric]:
             ks.append(k)
         if not ks:
             raise _unknown(text, "empty cutoff list")
-    return [_validate(Metric(family, k, rel), text) for k in ks]
+    return [_validate(Metric(family, k, rel, params), text) for k in ks]
 
 
 def _validate(metric: Metric, text: str) -> Metric:
@@ -252,5 +276,12 @@ def _validate(metric: Metric, text: str) -> Metric:
         rel = float(metric.rel)
         if rel != rel or rel in (float("inf"), float("-inf")):
             raise _unknown(text, "rel must be finite")
-        metric = Metric(metric.family, metric.k, rel)
-    return metric
+        metric = Metric(metric.family, metric.k, rel, metric.params)
+    params = {}
+    for key, value in metric.params:
+        if key not in fam.params:
+            takes = ", ".join(sorted(fam.params)) or "none"
+            raise _unknown(text, f"{fam.name} takes no parameter {key!r} (it takes: {takes})")
+        if float(value) != fam.params[key]:
+            params[key] = float(value)
+    return Metric(metric.family, metric.k, metric.rel, tuple(sorted(params.items())))

@@ -18,8 +18,10 @@ def encode_mapping(data: object, kind: str, round_f32: bool = False) -> _Encoded
 def evaluate(
     qrels: _Encoded,
     run: _Encoded,
-    metrics: list[tuple[str, int | None, float | None]],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
     relevance_level: float,
     threads: int | None = None,
+    judged_only: bool = False,
+    max_docs: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...

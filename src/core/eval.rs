@@ -85,6 +85,28 @@ pub struct Evaluation {
     pub run_only: Vec<i64>,
 }
 
+/// How a query's ranking is read (trec_eval's `-l`, `-J`, `-M`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Default relevance level: a label `>= level` is relevant.
+    pub level: f64,
+    /// Drop retrieved documents that are not judged (not in the qrels, or with a
+    /// negative label) before scoring, ranks closing up (trec_eval `-J`).
+    pub judged_only: bool,
+    /// Score only the first `max_docs` documents of each ranking (trec_eval `-M`).
+    pub max_docs: Option<usize>,
+}
+
+impl Options {
+    pub fn new(level: f64) -> Self {
+        Options {
+            level,
+            judged_only: false,
+            max_docs: None,
+        }
+    }
+}
+
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
@@ -98,10 +120,14 @@ pub fn evaluate(
     qrels: &Side<'_>,
     run: &Side<'_>,
     metrics: &[MetricSpec],
-    level: f64,
+    opts: &Options,
 ) -> Result<Evaluation> {
+    let level = opts.level;
     if metrics.is_empty() {
         return Err(Error::InvalidMetric("the metric list is empty".into()));
+    }
+    if opts.max_docs == Some(0) {
+        return Err(Error::InvalidInput("max_docs must be at least 1".into()));
     }
     if !level.is_finite() {
         return Err(Error::InvalidInput("relevance_level must be finite".into()));
@@ -142,14 +168,23 @@ pub fn evaluate(
             s.ideal.sort_unstable_by(|a, b| b.total_cmp(a));
             s.ranked.clear();
             if qmap[qi] != NONE {
-                let (rdocs, _) = run.rows(qmap[qi] as usize);
+                let (mut rdocs, _) = run.rows(qmap[qi] as usize);
+                if let Some(m) = opts.max_docs {
+                    rdocs = &rdocs[..m.min(rdocs.len())];
+                }
                 let judged = &s.judged;
-                s.ranked.extend(rdocs.iter().map(
-                    |d| match judged.binary_search_by_key(d, |e| e.0) {
+                let labels = rdocs
+                    .iter()
+                    .map(|d| match judged.binary_search_by_key(d, |e| e.0) {
                         Ok(i) => judged[i].1,
                         Err(_) => f64::NAN,
-                    },
-                ));
+                    });
+                if opts.judged_only {
+                    // NaN (not in the qrels) fails the comparison too.
+                    s.ranked.extend(labels.filter(|&l| l >= 0.0));
+                } else {
+                    s.ranked.extend(labels);
+                }
             }
             let q = Query {
                 ranked: &s.ranked,
@@ -211,7 +246,7 @@ mod tests {
     }
 
     fn spec(name: &str, k: Option<usize>) -> MetricSpec {
-        MetricSpec::new(name, k, None).unwrap()
+        MetricSpec::new(name, k, None, &[]).unwrap()
     }
 
     #[test]
@@ -233,7 +268,7 @@ mod tests {
             spec("num_rel", None),
             spec("num_ret", None),
         ];
-        let e = evaluate(&side(&q), &side(&r), &metrics, 1.0).unwrap();
+        let e = evaluate(&side(&q), &side(&r), &metrics, &Options::new(1.0)).unwrap();
         // q1 ranking: b (2.0), z (1.0, "z" > "a"), a -> relevant at rank 3
         assert_eq!(e.values[..4], [0.0, 1.0 / 3.0, 1.0, 3.0]);
         // q2 missing from run: empty ranking, but num_rel still counts.
@@ -243,10 +278,34 @@ mod tests {
     }
 
     #[test]
+    fn judged_only_and_max_docs() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        qb.push(b"q", b"a", 1.0).unwrap();
+        qb.push(b"q", b"n", -1.0).unwrap();
+        let q = qb.finish().unwrap();
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("x", 4.0), ("n", 3.0), ("a", 2.0), ("y", 1.0)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let metrics = [spec("mrr", None), spec("num_ret", None)];
+        let mut opts = Options::new(1.0);
+        let plain = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert_eq!(plain.values, vec![1.0 / 3.0, 4.0]);
+        opts.judged_only = true;
+        let judged = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert_eq!(judged.values, vec![1.0, 1.0]);
+        opts.judged_only = false;
+        opts.max_docs = Some(2);
+        let cut = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert_eq!(cut.values, vec![0.0, 2.0]);
+    }
+
+    #[test]
     fn empty_metric_list_is_an_error() {
         let q = Builder::new(Kind::Qrels, false).finish().unwrap();
         let r = Builder::new(Kind::Run, false).finish().unwrap();
-        assert!(evaluate(&side(&q), &side(&r), &[], 1.0).is_err());
+        assert!(evaluate(&side(&q), &side(&r), &[], &Options::new(1.0)).is_err());
     }
 
     #[test]

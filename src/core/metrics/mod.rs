@@ -118,9 +118,21 @@ pub struct MetricSpec {
 }
 
 impl MetricSpec {
-    pub fn new(name: &str, k: Option<usize>, level: Option<f64>) -> Result<Self> {
+    /// `params`: named numeric parameters of the family (`(key, value)`);
+    /// a key the family does not take is an error.
+    pub fn new(
+        name: &str,
+        k: Option<usize>,
+        level: Option<f64>,
+        params: &[(String, f64)],
+    ) -> Result<Self> {
         let family = Family::from_name(name)
             .ok_or_else(|| Error::InvalidMetric(format!("unknown metric family {name:?}")))?;
+        if let Some((key, _)) = params.first() {
+            return Err(Error::InvalidMetric(format!(
+                "{name} takes no parameter {key:?}"
+            )));
+        }
         if k == Some(0) {
             return Err(Error::InvalidMetric(format!(
                 "{name}: cutoff must be positive"
