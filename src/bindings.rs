@@ -43,6 +43,7 @@ type EncodedArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u32>>,
 );
 
 fn to_arrays(py: Python<'_>, e: Encoded) -> EncodedArrays<'_> {
@@ -54,6 +55,7 @@ fn to_arrays(py: Python<'_>, e: Encoded) -> EncodedArrays<'_> {
         e.docs.offsets.into_pyarray(py),
         e.doc_ids.into_pyarray(py),
         e.values.into_pyarray(py),
+        e.extra.into_pyarray(py),
     )
 }
 
@@ -160,6 +162,71 @@ fn encode_mapping<'py>(
     Ok(to_arrays(py, encoded))
 }
 
+/// Encode grouped ground truth: `items` is a sequence of
+/// `(query id, groups, labels or None)`; each group is a sequence of doc ids (a
+/// bare id is a group of one); `labels` gives one label per group (default 1).
+#[pyfunction]
+fn encode_groups<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<EncodedArrays<'py>> {
+    let mut b = Builder::new(Kind::Qrels, false);
+    let (mut qbuf, mut dbuf) = (String::new(), String::new());
+    let err = |e: Error| to_py(py, e);
+    let bad = |m: String| to_py(py, Error::InvalidInput(m));
+    for item in items.try_iter()? {
+        let item = item?;
+        let (qobj, groups, labels): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            item.extract()?;
+        let q = b
+            .query(id_bytes(&qobj, &mut qbuf, "a query id")?)
+            .map_err(err)?;
+        if groups.is_instance_of::<PyString>() || groups.try_iter().is_err() {
+            return Err(bad(format!(
+                "query {qbuf:?}: the ground truth must be a list of groups (lists of ids)"
+            )));
+        }
+        let groups: Vec<Bound<'py, PyAny>> = groups.try_iter()?.collect::<PyResult<_>>()?;
+        let labels: Option<Vec<f64>> = if labels.is_none() {
+            None
+        } else {
+            let l: Vec<f64> = labels.extract().map_err(|_| {
+                bad(format!(
+                    "query {qbuf:?}: labels must be a list of numbers, one per group"
+                ))
+            })?;
+            if l.len() != groups.len() {
+                return Err(bad(format!(
+                    "query {qbuf:?}: {} labels for {} groups",
+                    l.len(),
+                    groups.len()
+                )));
+            }
+            Some(l)
+        };
+        for (g, group) in groups.iter().enumerate() {
+            let label = labels.as_ref().map_or(1.0, |l| l[g]);
+            let members: Vec<Bound<'py, PyAny>> =
+                if group.cast::<PyList>().is_ok() || group.cast::<PyTuple>().is_ok() {
+                    group.try_iter()?.collect::<PyResult<_>>()?
+                } else {
+                    vec![group.clone()]
+                };
+            if members.is_empty() {
+                return Err(bad(format!("query {qbuf:?}: group {g} is empty")));
+            }
+            for m in &members {
+                let doc = id_bytes(m, &mut dbuf, "a document id")?;
+                if doc.is_empty() {
+                    return Err(bad(format!(
+                        "query {qbuf:?}: group {g} holds an empty document id"
+                    )));
+                }
+                b.grouped_row(q, doc, label, g as u32).map_err(err)?;
+            }
+        }
+    }
+    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    Ok(to_arrays(py, encoded))
+}
+
 type SideArrays<'py> = (
     PyReadonlyArray1<'py, u8>,
     PyReadonlyArray1<'py, i64>,
@@ -168,6 +235,7 @@ type SideArrays<'py> = (
     PyReadonlyArray1<'py, i64>,
     PyReadonlyArray1<'py, u32>,
     PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, u32>,
 );
 
 fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error>> {
@@ -177,7 +245,8 @@ fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error>> {
     let offsets = a.2.as_slice().map_err(sl)?;
     let doc_ids = a.5.as_slice().map_err(sl)?;
     let values = a.6.as_slice().map_err(sl)?;
-    Ok(qv.and_then(|qv| dv.and_then(|dv| Side::new(qv, dv, offsets, doc_ids, values))))
+    let extra = a.7.as_slice().map_err(sl)?;
+    Ok(qv.and_then(|qv| dv.and_then(|dv| Side::new(qv, dv, offsets, doc_ids, values, extra))))
 }
 
 /// A metric as the Python layer passes it: (family, cutoff, own relevance
@@ -195,7 +264,7 @@ type EvalArrays<'py> = (
 // The arguments mirror the Python keyword arguments one to one.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None))]
+#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec"))]
 fn evaluate<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
@@ -205,12 +274,14 @@ fn evaluate<'py>(
     threads: Option<usize>,
     judged_only: bool,
     max_docs: Option<usize>,
+    ties: &str,
 ) -> PyResult<EvalArrays<'py>> {
     let err = |e: Error| to_py(py, e);
     let opts = eval::Options {
         level: relevance_level,
         judged_only,
         max_docs,
+        ties: eval::Ties::from_name(ties).map_err(err)?,
     };
     let specs = metrics
         .iter()
@@ -254,6 +325,7 @@ fn decode_vocab<'py>(
 #[pymodule]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_mapping, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_groups, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(decode_vocab, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

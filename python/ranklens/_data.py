@@ -8,7 +8,10 @@ Each side is held as flat numpy arrays built by the Rust core:
 * ``doc_ids`` (uint32) – index of each row's document in the side's document
   vocabulary (``doc_vocabulary``), whose integer order is the byte order of the
   ids, so trec_eval's tie-break needs no string;
-* ``values`` (float64) – the scores (``Run``) or labels (``Qrels``).
+* ``values`` (float64) – the scores (``Run``) or labels (``Qrels``);
+* ``extra`` (uint32) – for a run, each row's position in the input order of its
+  query (``ties="input"`` needs it); for grouped qrels, each row's group; else
+  empty.
 
 A run's rows are stored in ranking order: score descending, then document id
 descending (trec_eval's order), so evaluation never sorts.  Scores are kept as
@@ -29,7 +32,16 @@ from ranklens.errors import RanklensInputError
 
 __all__ = ["Qrels", "Run"]
 
-_ARRAYS = ("q_bytes", "q_offsets", "offsets", "d_bytes", "d_offsets", "doc_ids", "values")
+_ARRAYS = (
+    "q_bytes",
+    "q_offsets",
+    "offsets",
+    "d_bytes",
+    "d_offsets",
+    "doc_ids",
+    "values",
+    "extra",
+)
 
 QrelsLike = Union["Qrels", Mapping[str, Mapping[str, float]]]
 RunLike = Union["Run", Mapping[str, Mapping[str, float]], Mapping[str, Sequence[str]]]
@@ -42,7 +54,7 @@ class _Side:
 
     def __init__(self, arrays: tuple[np.ndarray, ...]) -> None:
         if len(arrays) != len(_ARRAYS):
-            raise TypeError("internal: expected 7 encoded arrays")
+            raise TypeError(f"internal: expected {len(_ARRAYS)} encoded arrays")
         for name, arr in zip(_ARRAYS, arrays):
             arr.setflags(write=False)
             setattr(self, "_" + name, arr)
@@ -52,7 +64,7 @@ class _Side:
     # -- the encoded arrays -------------------------------------------------
     @property
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """The seven arrays handed to the Rust core, in its argument order."""
+        """The encoded arrays handed to the Rust core, in its argument order."""
         return tuple(getattr(self, "_" + n) for n in _ARRAYS)
 
     @property
@@ -154,9 +166,63 @@ class Qrels(_Side):
         _Side.__init__(obj, arrays)
         return obj
 
+    @classmethod
+    def from_groups(
+        cls,
+        gt: Mapping[str, Sequence[Any]] | Sequence[Sequence[Any]],
+        query_ids: Sequence[str] | None = None,
+        labels: Mapping[str, Sequence[float]] | Sequence[Sequence[float]] | None = None,
+    ) -> Qrels:
+        """Grouped ground truth (RAG): per query, a list of groups of doc ids.
+
+        ``gt`` is a mapping query id -> groups, or a sequence with one entry per
+        query (ids from ``query_ids``, default ``"0"``, ``"1"``, ...).  A group is
+        a list of interchangeable documents: one unit of needed information.  A
+        bare id instead of a list is a group of one, so a plain list of ids means
+        one group per id.  ``labels``: one label per group (default 1), same shape.
+
+        Semantics: a group is satisfied at the rank of its first retrieved member,
+        which carries the group's label; later members of a satisfied group count
+        as non-relevant.  recall@k = satisfied groups / groups; precision@k =
+        groups satisfied in the top k / k; mrr = 1 / rank of the first satisfied
+        group; AP and nDCG are computed on the ranking relabelled that way, with
+        R = number of groups and the ideal ranking holding one member per group.
+        With singleton groups every metric equals the ordinary one.
+
+        >>> qrels = Qrels.from_groups({"q1": [["test-1", "test-2"], ["test-3"]]})
+        """
+        if isinstance(gt, Mapping):
+            if query_ids is not None:
+                raise RanklensInputError("query_ids is only for a sequence ground truth")
+            keys = list(gt.keys())
+            rows = [gt[k] for k in keys]
+        else:
+            rows = list(gt)
+            keys = list(range(len(rows))) if query_ids is None else list(query_ids)
+            if len(keys) != len(rows):
+                raise RanklensInputError(f"{len(keys)} query ids for {len(rows)} ground-truth rows")
+            if len(set(map(str, keys))) != len(keys):
+                raise RanklensInputError("query_ids holds duplicates")
+        if labels is None:
+            label_rows: list[Any] = [None] * len(rows)
+        elif isinstance(labels, Mapping):
+            label_rows = [labels.get(k) for k in keys]
+        else:
+            label_rows = list(labels)
+            if len(label_rows) != len(rows):
+                raise RanklensInputError(
+                    f"{len(label_rows)} label rows for {len(rows)} ground-truth rows"
+                )
+        return cls._from_arrays(_ranklens.encode_groups(list(zip(keys, rows, label_rows))))
+
     @property
     def labels(self) -> np.ndarray:
         return self._values
+
+    @property
+    def grouped(self) -> bool:
+        """Whether these qrels hold grouped ground truth (see ``from_groups``)."""
+        return len(self._extra) > 0
 
 
 class Run(_Side):

@@ -140,6 +140,7 @@ def evaluate(
     threads: int | None = None,
     judged_only: bool = False,
     max_docs: int | None = None,
+    ties: str = "trec",
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
 
@@ -153,6 +154,9 @@ def evaluate(
     ``judged_only``: drop unjudged retrieved documents first, ranks closing up
     (trec_eval ``-J``).  ``max_docs``: score only the top ``max_docs`` of each
     ranking (trec_eval ``-M``).
+    ``ties``: order of documents with equal scores: ``"trec"`` (default: document
+    id descending, trec_eval) or ``"input"`` (the order given: file or mapping
+    order; for rerankers that emit equal scores).
     """
     ms = parse_metrics(metrics)
     level = _check_level(relevance_level)
@@ -168,7 +172,7 @@ def evaluate(
     if backend == "rust":
         specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
         values, run_index, run_only = _ranklens.evaluate(
-            q.arrays, r.arrays, specs, level, nthreads, bool(judged_only), max_docs
+            q.arrays, r.arrays, specs, level, nthreads, bool(judged_only), max_docs, ties
         )
         qids = q.query_ids
         missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
@@ -180,7 +184,7 @@ def evaluate(
         qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
         rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
         per = evaluate_reference(
-            qd, rd, ms, level, judged_only=bool(judged_only), max_docs=max_docs
+            qd, rd, ms, level, judged_only=bool(judged_only), max_docs=max_docs, ties=ties
         )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)

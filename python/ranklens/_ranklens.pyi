@@ -12,9 +12,11 @@ _Encoded = tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.uint32],
     npt.NDArray[np.float64],
+    npt.NDArray[np.uint32],
 ]
 
 def encode_mapping(data: object, kind: str, round_f32: bool = False) -> _Encoded: ...
+def encode_groups(items: object) -> _Encoded: ...
 def evaluate(
     qrels: _Encoded,
     run: _Encoded,
@@ -23,5 +25,6 @@ def evaluate(
     threads: int | None = None,
     judged_only: bool = False,
     max_docs: int | None = None,
+    ties: str = "trec",
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...

@@ -7,6 +7,11 @@
 //! scoring never sorts; qrels rows are in doc id order, so a lookup is a binary
 //! search over integers.
 //!
+//! `extra` is one `u32` per row or empty: for a run, each row's position in the
+//! input (file or dict order) of its query, which `ties="input"` needs; for
+//! grouped qrels, each row's group index within its query (RAG ground truth:
+//! a group is one unit of needed information, see `eval.rs`).
+//!
 //! Why sort once here and not per evaluation: a run is usually scored against
 //! several metric sets or qrels; the sort is the costliest per-row step.
 
@@ -31,7 +36,11 @@ pub struct Encoded {
     pub offsets: Vec<i64>,
     pub doc_ids: Vec<u32>,
     pub values: Vec<f64>,
+    pub extra: Vec<u32>,
 }
+
+/// One row while building: (doc id, value, extra).
+type Row = (u32, f64, u32);
 
 /// Collects rows in any order; `finish` groups, sorts and checks them.
 pub struct Builder {
@@ -42,6 +51,11 @@ pub struct Builder {
     rows_q: Vec<u32>,
     rows_d: Vec<u32>,
     rows_v: Vec<f64>,
+    /// Run: input position within the query; grouped qrels: group index.
+    rows_x: Vec<u32>,
+    /// Run: rows seen so far per (first-seen) query id.
+    seen: Vec<u32>,
+    grouped: bool,
 }
 
 impl Builder {
@@ -56,6 +70,9 @@ impl Builder {
             rows_q: Vec::new(),
             rows_d: Vec::new(),
             rows_v: Vec::new(),
+            rows_x: Vec::new(),
+            seen: Vec::new(),
+            grouped: false,
         }
     }
 
@@ -63,6 +80,7 @@ impl Builder {
         self.rows_q.reserve(rows);
         self.rows_d.reserve(rows);
         self.rows_v.reserve(rows);
+        self.rows_x.reserve(rows);
     }
 
     /// Register a query (it exists even if it gets no rows: an empty ranking).
@@ -72,6 +90,31 @@ impl Builder {
 
     /// Add a row for a query id returned by [`Builder::query`].
     pub fn row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
+        let x = match self.kind {
+            Kind::Run => {
+                let i = q as usize;
+                if self.seen.len() <= i {
+                    self.seen.resize(i + 1, 0);
+                }
+                self.seen[i] += 1;
+                self.seen[i] - 1
+            }
+            Kind::Qrels => 0,
+        };
+        self.push_row(q, doc, value, x)
+    }
+
+    /// Add a qrels row that belongs to group `group` (an index local to the
+    /// query) of grouped ground truth.  Every row of such qrels must be grouped.
+    pub fn grouped_row(&mut self, q: u32, doc: &[u8], label: f64, group: u32) -> Result<()> {
+        if self.kind != Kind::Qrels {
+            return Err(Error::InvalidInput("only qrels rows can be grouped".into()));
+        }
+        self.grouped = true;
+        self.push_row(q, doc, label, group)
+    }
+
+    fn push_row(&mut self, q: u32, doc: &[u8], value: f64, x: u32) -> Result<()> {
         if !value.is_finite() {
             return Err(Error::NonFinite {
                 query: show(self.queries.get(q)),
@@ -91,6 +134,7 @@ impl Builder {
         self.rows_q.push(q);
         self.rows_d.push(d);
         self.rows_v.push(v);
+        self.rows_x.push(x);
         Ok(())
     }
 
@@ -108,6 +152,8 @@ impl Builder {
             rows_q,
             rows_d,
             rows_v,
+            rows_x,
+            grouped,
             ..
         } = self;
         let (queries, qmap) = queries.into_sorted();
@@ -123,17 +169,17 @@ impl Builder {
             offsets[i + 1] += offsets[i];
         }
         let mut fill: Vec<i64> = offsets[..nq].to_vec();
-        let mut rows: Vec<(u32, f64)> = vec![(0, 0.0); rows_q.len()];
-        for ((&q, &d), &v) in rows_q.iter().zip(&rows_d).zip(&rows_v) {
+        let mut rows: Vec<Row> = vec![(0, 0.0, 0); rows_q.len()];
+        for (((&q, &d), &v), &x) in rows_q.iter().zip(&rows_d).zip(&rows_v).zip(&rows_x) {
             let slot = &mut fill[qmap[q as usize] as usize];
-            rows[*slot as usize] = (dmap[d as usize], v);
+            rows[*slot as usize] = (dmap[d as usize], v, x);
             *slot += 1;
         }
-        drop((rows_q, rows_d, rows_v, fill));
+        drop((rows_q, rows_d, rows_v, rows_x, fill));
 
         // Per query: order and check duplicates, in parallel.
-        let mut chunks: Vec<(usize, &mut [(u32, f64)])> = Vec::with_capacity(nq);
-        let mut rest: &mut [(u32, f64)] = &mut rows;
+        let mut chunks: Vec<(usize, &mut [Row])> = Vec::with_capacity(nq);
+        let mut rest: &mut [Row] = &mut rows;
         for (qi, w) in offsets.windows(2).enumerate() {
             let (head, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
             chunks.push((qi, head));
@@ -169,13 +215,24 @@ impl Builder {
             },
         )?;
         drop(chunks);
-        let (doc_ids, values) = rows.into_iter().unzip();
+        let keep_extra = kind == Kind::Run || grouped;
+        let mut doc_ids = Vec::with_capacity(rows.len());
+        let mut values = Vec::with_capacity(rows.len());
+        let mut extra = Vec::with_capacity(if keep_extra { rows.len() } else { 0 });
+        for (d, v, x) in rows {
+            doc_ids.push(d);
+            values.push(v);
+            if keep_extra {
+                extra.push(x);
+            }
+        }
         Ok(Encoded {
             queries,
             docs,
             offsets,
             doc_ids,
             values,
+            extra,
         })
     }
 }
@@ -208,6 +265,22 @@ mod tests {
         // 0.9 first; ties at 0.5 by doc id descending in byte order ("D9" < "d1").
         assert_eq!(ranked, vec!["d2", "d3", "d1", "D9"]);
         assert_eq!(e.values[..4], [0.9, 0.5, 0.5, 0.5]);
+        // input positions within the query: d1 0, d3 1, d2 2, D9 3
+        assert_eq!(e.extra[..4], [2, 1, 0, 3]);
+        assert_eq!(e.extra[4], 0);
+    }
+
+    #[test]
+    fn grouped_qrels_keep_groups() {
+        let mut b = Builder::new(Kind::Qrels, false);
+        let q = b.query(b"q").unwrap();
+        b.grouped_row(q, b"c", 1.0, 1).unwrap();
+        b.grouped_row(q, b"a", 1.0, 0).unwrap();
+        b.grouped_row(q, b"b", 1.0, 0).unwrap();
+        let e = b.finish().unwrap();
+        assert_eq!(e.extra, vec![0, 0, 1]);
+        let plain = Builder::new(Kind::Qrels, false).finish().unwrap();
+        assert!(plain.extra.is_empty());
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct Side<'a> {
     pub offsets: &'a [i64],
     pub doc_ids: &'a [u32],
     pub values: &'a [f64],
+    /// Run: input position of each row; grouped qrels: group index; or empty.
+    pub extra: &'a [u32],
 }
 
 impl<'a> Side<'a> {
@@ -36,6 +38,7 @@ impl<'a> Side<'a> {
         offsets: &'a [i64],
         doc_ids: &'a [u32],
         values: &'a [f64],
+        extra: &'a [u32],
     ) -> Result<Self> {
         let bad = |m: &str| {
             Err(Error::InvalidInput(format!(
@@ -52,6 +55,9 @@ impl<'a> Side<'a> {
         if n as u64 != doc_ids.len() as u64 || doc_ids.len() != values.len() {
             return bad("offsets must end at the number of rows of doc_ids and values");
         }
+        if !extra.is_empty() && extra.len() != values.len() {
+            return bad("extra must be empty or have one entry per row");
+        }
         if doc_ids.iter().any(|&d| d as usize >= docs.len()) {
             return bad("a doc id is outside the doc vocabulary");
         }
@@ -61,6 +67,7 @@ impl<'a> Side<'a> {
             offsets,
             doc_ids,
             values,
+            extra,
         })
     }
 
@@ -68,9 +75,14 @@ impl<'a> Side<'a> {
         self.queries.len()
     }
 
-    fn rows(&self, q: usize) -> (&'a [u32], &'a [f64]) {
+    fn rows(&self, q: usize) -> (&'a [u32], &'a [f64], &'a [u32]) {
         let (a, b) = (self.offsets[q] as usize, self.offsets[q + 1] as usize);
-        (&self.doc_ids[a..b], &self.values[a..b])
+        let extra = if self.extra.is_empty() {
+            &[][..]
+        } else {
+            &self.extra[a..b]
+        };
+        (&self.doc_ids[a..b], &self.values[a..b], extra)
     }
 }
 
@@ -85,6 +97,27 @@ pub struct Evaluation {
     pub run_only: Vec<i64>,
 }
 
+/// How documents with equal scores are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ties {
+    /// trec_eval: document id descending (byte order).
+    Trec,
+    /// The order the documents were given in (file or mapping order).
+    Input,
+}
+
+impl Ties {
+    pub fn from_name(name: &str) -> Result<Ties> {
+        match name {
+            "trec" => Ok(Ties::Trec),
+            "input" => Ok(Ties::Input),
+            _ => Err(Error::InvalidInput(format!(
+                "ties must be 'trec' or 'input', got {name:?}"
+            ))),
+        }
+    }
+}
+
 /// How a query's ranking is read (trec_eval's `-l`, `-J`, `-M`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
@@ -95,6 +128,8 @@ pub struct Options {
     pub judged_only: bool,
     /// Score only the first `max_docs` documents of each ranking (trec_eval `-M`).
     pub max_docs: Option<usize>,
+    /// Order of documents with equal scores.
+    pub ties: Ties,
 }
 
 impl Options {
@@ -103,6 +138,7 @@ impl Options {
             level,
             judged_only: false,
             max_docs: None,
+            ties: Ties::Trec,
         }
     }
 }
@@ -110,12 +146,25 @@ impl Options {
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
-    judged: Vec<(u32, f64)>,
+    /// The query's judged documents present in the run: (run doc id, label,
+    /// group), sorted by run doc id.
+    judged: Vec<(u32, f64, u32)>,
+    /// Grouped qrels: the label of each group, and whether it is satisfied.
+    group_labels: Vec<f64>,
+    satisfied: Vec<bool>,
+    /// Row order of the ranking (only rebuilt for `Ties::Input`).
+    order: Vec<usize>,
     ranked: Vec<f64>,
     ideal: Vec<f64>,
 }
 
 /// Score every qrels query on every metric.
+///
+/// Grouped qrels (RAG ground truth, `extra` holds each row's group): a group is
+/// one unit of needed information with one label.  It is satisfied at the rank
+/// of its first retrieved member, which carries the group's label; later members
+/// of a satisfied group count as judged non-relevant (label 0).  R counts
+/// groups, and the ideal ranking holds one member per group.
 pub fn evaluate(
     qrels: &Side<'_>,
     run: &Side<'_>,
@@ -155,40 +204,80 @@ pub fn evaluate(
         .par_chunks_mut(nm)
         .enumerate()
         .for_each_init(Scratch::default, |s, (qi, out)| {
-            let (jdocs, jlabels) = qrels.rows(qi);
+            let (jdocs, jlabels, jgroups) = qrels.rows(qi);
+            let grouped = !jgroups.is_empty();
             s.judged.clear();
-            for (&d, &l) in jdocs.iter().zip(jlabels) {
+            for (i, (&d, &l)) in jdocs.iter().zip(jlabels).enumerate() {
                 let r = dmap[d as usize];
                 if r != NONE {
-                    s.judged.push((r, l));
+                    s.judged.push((r, l, if grouped { jgroups[i] } else { 0 }));
                 }
             }
+            if grouped {
+                let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
+                s.group_labels.clear();
+                s.group_labels.resize(n, f64::NEG_INFINITY);
+                for (&g, &l) in jgroups.iter().zip(jlabels) {
+                    let slot = &mut s.group_labels[g as usize];
+                    *slot = slot.max(l);
+                }
+                s.satisfied.clear();
+                s.satisfied.resize(n, false);
+            }
+            let judged_labels: &[f64] = if grouped { &s.group_labels } else { jlabels };
             s.ideal.clear();
-            s.ideal.extend(jlabels.iter().copied().filter(|&l| l > 0.0));
+            s.ideal
+                .extend(judged_labels.iter().copied().filter(|&l| l > 0.0));
             s.ideal.sort_unstable_by(|a, b| b.total_cmp(a));
+
             s.ranked.clear();
             if qmap[qi] != NONE {
-                let (mut rdocs, _) = run.rows(qmap[qi] as usize);
-                if let Some(m) = opts.max_docs {
-                    rdocs = &rdocs[..m.min(rdocs.len())];
+                let (rdocs, scores, pos) = run.rows(qmap[qi] as usize);
+                s.order.clear();
+                s.order.extend(0..rdocs.len());
+                if opts.ties == Ties::Input && !pos.is_empty() {
+                    // Rows are in trec order; reorder each run of equal scores
+                    // by input position.
+                    let mut a = 0;
+                    while a < rdocs.len() {
+                        let mut b = a + 1;
+                        while b < rdocs.len() && scores[b] == scores[a] {
+                            b += 1;
+                        }
+                        if b - a > 1 {
+                            s.order[a..b].sort_unstable_by_key(|&i| pos[i]);
+                        }
+                        a = b;
+                    }
                 }
-                let judged = &s.judged;
-                let labels = rdocs
-                    .iter()
-                    .map(|d| match judged.binary_search_by_key(d, |e| e.0) {
-                        Ok(i) => judged[i].1,
+                let take = opts.max_docs.unwrap_or(usize::MAX).min(rdocs.len());
+                for &i in &s.order[..take] {
+                    let label = match s.judged.binary_search_by_key(&rdocs[i], |e| e.0) {
+                        Ok(j) => {
+                            let (_, l, g) = s.judged[j];
+                            if grouped {
+                                let g = g as usize;
+                                if s.satisfied[g] {
+                                    0.0
+                                } else {
+                                    s.satisfied[g] = true;
+                                    s.group_labels[g]
+                                }
+                            } else {
+                                l
+                            }
+                        }
                         Err(_) => f64::NAN,
-                    });
-                if opts.judged_only {
-                    // NaN (not in the qrels) fails the comparison too.
-                    s.ranked.extend(labels.filter(|&l| l >= 0.0));
-                } else {
-                    s.ranked.extend(labels);
+                    };
+                    // judged_only: NaN (not in the qrels) fails the test too.
+                    if !opts.judged_only || label >= 0.0 {
+                        s.ranked.push(label);
+                    }
                 }
             }
             let q = Query {
                 ranked: &s.ranked,
-                judged: jlabels,
+                judged: if grouped { &s.group_labels } else { jlabels },
                 ideal: &s.ideal,
             };
             for (o, m) in out.iter_mut().zip(metrics) {
@@ -241,6 +330,7 @@ mod tests {
             &e.offsets,
             &e.doc_ids,
             &e.values,
+            &e.extra,
         )
         .unwrap()
     }
@@ -302,6 +392,51 @@ mod tests {
     }
 
     #[test]
+    fn input_ties_keep_the_given_order() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        qb.push(b"q", b"a", 1.0).unwrap();
+        let q = qb.finish().unwrap();
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("x", 2.0), ("a", 1.0), ("z", 1.0)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let metrics = [spec("mrr", None)];
+        let mut opts = Options::new(1.0);
+        // trec: z before a (descending id) -> rank 3
+        let trec = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert_eq!(trec.values, vec![1.0 / 3.0]);
+        opts.ties = Ties::Input;
+        let input = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert_eq!(input.values, vec![0.5]);
+    }
+
+    #[test]
+    fn groups_are_satisfied_once() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        let qi = qb.query(b"q").unwrap();
+        // group 0: {a, b}; group 1: {c}
+        qb.grouped_row(qi, b"a", 1.0, 0).unwrap();
+        qb.grouped_row(qi, b"b", 1.0, 0).unwrap();
+        qb.grouped_row(qi, b"c", 1.0, 1).unwrap();
+        let q = qb.finish().unwrap();
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("a", 4.0), ("x", 3.0), ("b", 2.0), ("y", 1.0)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let metrics = [
+            spec("recall", Some(4)),
+            spec("precision", Some(4)),
+            spec("num_rel", None),
+            spec("mrr", None),
+        ];
+        let e = evaluate(&side(&q), &side(&r), &metrics, &Options::new(1.0)).unwrap();
+        // one of two groups satisfied; b adds nothing.
+        assert_eq!(e.values, vec![0.5, 0.25, 2.0, 1.0]);
+    }
+
+    #[test]
     fn empty_metric_list_is_an_error() {
         let q = Builder::new(Kind::Qrels, false).finish().unwrap();
         let r = Builder::new(Kind::Run, false).finish().unwrap();
@@ -315,8 +450,9 @@ mod tests {
             bytes: vec![],
             offsets: vec![0],
         };
-        assert!(Side::new(v.view(), v.view(), &[0, 1], &e.doc_ids, &e.values).is_err());
-        assert!(Side::new(v.view(), v.view(), &[0], &[3], &[1.0]).is_err());
+        assert!(Side::new(v.view(), v.view(), &[0, 1], &e.doc_ids, &e.values, &[]).is_err());
+        assert!(Side::new(v.view(), v.view(), &[0], &[3], &[1.0], &[]).is_err());
+        assert!(Side::new(v.view(), v.view(), &[0], &[], &[], &[1]).is_err());
     }
 
     #[test]
