@@ -1,0 +1,129 @@
+"""The pure-Python reference backend: every metric, written from its definition.
+
+``evaluate(..., backend="python")`` runs this code, and the tests check the Rust
+kernels against it.  It is deliberately plain: no numpy, no native code, one small
+module per metric family (each module's docstring states the exact definition and
+edge cases), and one shared module, ``_common``, that only ranks documents and looks
+up their labels.
+
+Conventions (trec_eval 10.0):
+
+* Every query id of the qrels is scored, in sorted order; a qrels query absent from
+  the run is scored on an empty ranking (``trec_eval -c``); run-only queries are
+  ignored.
+* Ranking: score descending, ties by doc id descending (UTF-8 byte order), or in
+  input order with ``ties="input"``; optional trec_eval ``-M`` / ``-J``.
+* Relevant at level ``l``: label >= 0 and label >= l, where ``l`` is the metric's
+  ``rel=`` if given, else ``relevance_level``.  Negative labels mean "in the pool but
+  unjudged": never relevant, never judged non-relevant (bpref), gain 0.
+* Aggregation (:func:`aggregate`): the mean over queries, except ``num_ret``,
+  ``num_rel`` and ``num_rel_ret``, which are summed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from ranklens._names import Metric, parse_metrics
+
+from ._common import Judgments, Ranked, rank
+from .bpref import bpref
+from .counts import num_rel, num_rel_ret, num_ret
+from .f1 import f1
+from .hit_rate import hit_rate
+from .hits import hits
+from .map import average_precision
+from .mrr import mrr
+from .ndcg import dcg, ndcg, ndcg_burges
+from .precision import precision
+from .r_precision import r_precision
+from .recall import recall
+
+__all__ = ["METRIC_FUNCTIONS", "aggregate", "aggregate_reference", "evaluate_reference"]
+
+MetricFunction = Callable[[Ranked, Judgments, Metric, float], float]
+
+#: family -> function(ranking, judgments, metric, relevance_level) -> float
+METRIC_FUNCTIONS: dict[str, MetricFunction] = {
+    "precision": precision,
+    "recall": recall,
+    "f1": f1,
+    "hits": hits,
+    "hit_rate": hit_rate,
+    "mrr": mrr,
+    "map": average_precision,
+    "ndcg": ndcg,
+    "ndcg_burges": ndcg_burges,
+    "dcg": dcg,
+    "r_precision": r_precision,
+    "bpref": bpref,
+    "num_ret": num_ret,
+    "num_rel": num_rel,
+    "num_rel_ret": num_rel_ret,
+}
+
+
+def evaluate_reference(
+    qrels: Mapping[str, Mapping[str, float]],
+    run: Mapping[str, Mapping[str, float]],
+    metrics: Iterable[Metric | str],
+    relevance_level: float = 1,
+    *,
+    judged_only: bool = False,
+    max_docs: int | None = None,
+    ties: str = "trec",
+) -> dict[str, dict[str, float]]:
+    """Per query, for EVERY query id in qrels (in sorted order): ``{metric.name: value}``.
+
+    A qrels query absent from the run is scored on an empty ranking (trec_eval -c).
+    Run-only queries are ignored.  ``metrics`` may hold :class:`Metric` values or
+    names (parsed with :func:`ranklens._names.parse_metrics`).
+
+    ``ties``: ``"trec"`` (equal scores by doc id descending, byte order) or
+    ``"input"`` (equal scores in the run mapping's order).  ``max_docs``: score only
+    the top ``max_docs`` of each ranking (trec_eval ``-M``).  ``judged_only``: then
+    drop retrieved documents not in the qrels or with a negative label, ranks
+    closing up (trec_eval ``-J``).
+    """
+    wanted = list(metrics)
+    parsed = parse_metrics(wanted) if wanted else []
+    # Query and document ids are compared as strings (as in a TREC file).
+    qrels_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in qrels.items()}
+    run_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in run.items()}
+    out: dict[str, dict[str, float]] = {}
+    for qid in sorted(qrels_s):  # code point order = UTF-8 byte order
+        judgments = Judgments.from_mapping(qrels_s[qid])
+        ranking = rank(
+            run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
+        )
+        out[qid] = {
+            m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, m, relevance_level)
+            for m in parsed
+        }
+    return out
+
+
+def aggregate(metric: Metric, per_query_values: Iterable[float]) -> float:
+    """Summary over queries: the mean (0 for no queries), or the sum for the counts.
+
+    Values are added left to right in the order given (trec_eval adds them in query
+    order), so pass them in sorted query order to reproduce its rounding.
+    """
+    values = list(per_query_values)
+    total = 0.0
+    for v in values:
+        total += v
+    if metric.aggregate == "sum":
+        return total
+    return total / len(values) if values else 0.0
+
+
+def aggregate_reference(
+    per_query: Mapping[str, Mapping[str, float]], metrics: Iterable[Metric | str]
+) -> dict[str, float]:
+    """Aggregate the output of :func:`evaluate_reference`: ``{metric.name: summary}``."""
+    wanted = list(metrics)
+    parsed = parse_metrics(wanted) if wanted else []
+    return {
+        m.name: aggregate(m, (per_query[qid][m.name] for qid in sorted(per_query))) for m in parsed
+    }
