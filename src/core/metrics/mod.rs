@@ -107,14 +107,22 @@ impl Family {
     fn takes_cutoff(self) -> bool {
         !matches!(self, Family::RPrecision | Family::Bpref | Family::NumRel)
     }
+
+    /// The named numeric parameters the family takes, with their defaults
+    /// (mirrors `FAMILIES[...].params` in `python/ranklens/_names.py`).
+    fn params(self) -> &'static [(&'static str, f64)] {
+        &[]
+    }
 }
 
-/// One requested metric: family, optional cutoff, optional own relevance level.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One requested metric: family, optional cutoff, optional own relevance
+/// level, and the family's named parameters (defaults filled in).
+#[derive(Clone, Debug, PartialEq)]
 pub struct MetricSpec {
     pub family: Family,
     pub k: Option<usize>,
     pub level: Option<f64>,
+    params: Vec<(&'static str, f64)>,
 }
 
 impl MetricSpec {
@@ -128,10 +136,19 @@ impl MetricSpec {
     ) -> Result<Self> {
         let family = Family::from_name(name)
             .ok_or_else(|| Error::InvalidMetric(format!("unknown metric family {name:?}")))?;
-        if let Some((key, _)) = params.first() {
-            return Err(Error::InvalidMetric(format!(
-                "{name} takes no parameter {key:?}"
-            )));
+        let mut values: Vec<(&'static str, f64)> = family.params().to_vec();
+        for (key, value) in params {
+            let Some(slot) = values.iter_mut().find(|(k, _)| k == key) else {
+                return Err(Error::InvalidMetric(format!(
+                    "{name} takes no parameter {key:?}"
+                )));
+            };
+            if !value.is_finite() {
+                return Err(Error::InvalidMetric(format!(
+                    "{name}: {key} must be finite"
+                )));
+            }
+            slot.1 = *value;
         }
         if k == Some(0) {
             return Err(Error::InvalidMetric(format!(
@@ -148,7 +165,20 @@ impl MetricSpec {
                 )));
             }
         }
-        Ok(MetricSpec { family, k, level })
+        Ok(MetricSpec {
+            family,
+            k,
+            level,
+            params: values,
+        })
+    }
+
+    /// The value of a named parameter (its default when not given).
+    pub fn param(&self, key: &str) -> f64 {
+        self.params
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(f64::NAN, |(_, v)| *v)
     }
 
     /// The metric's value on one query; `level` is the evaluation's default
