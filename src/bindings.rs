@@ -10,6 +10,7 @@ use crate::core::encode::{Builder, Encoded, Kind};
 use crate::core::error::Error;
 use crate::core::eval::{self, Side};
 use crate::core::metrics::MetricSpec;
+use crate::core::trec::{self, TrecRows};
 use crate::core::vocab::Vocab;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyOSError, PyTypeError};
@@ -322,12 +323,144 @@ fn decode_vocab<'py>(
         .collect())
 }
 
+/// (p-values, CI lows, CI highs) of `stats_resample`.
+type ResampleArrays<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+/// Resampling tests on paired differences (`jobs x n`, one job per row):
+/// returns (p-values, CI lows, CI highs).  `test`: "fisher", "bootstrap" or
+/// "none" (CI only); `exact`: None = auto.  See `core::stats`.
+// The arguments mirror the Python keyword arguments one to one.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (diffs, test, n_resamples, seed, exact = None, confidence = 0.95, threads = None))]
+fn stats_resample<'py>(
+    py: Python<'py>,
+    diffs: numpy::PyReadonlyArray2<'py, f64>,
+    test: &str,
+    n_resamples: u64,
+    seed: u64,
+    exact: Option<bool>,
+    confidence: f64,
+    threads: Option<usize>,
+) -> PyResult<ResampleArrays<'py>> {
+    use crate::core::stats;
+    let err = |e: Error| to_py(py, e);
+    let settings = stats::Settings {
+        test: stats::Test::from_name(test).map_err(err)?,
+        n_resamples,
+        seed,
+        exact,
+        level: confidence,
+    };
+    let n = diffs.as_array().ncols();
+    let data = diffs
+        .as_slice()
+        .map_err(|e| PyTypeError::new_err(format!("non-contiguous array: {e}")))?;
+    let out = py
+        .detach(|| eval::with_threads(threads, || stats::resample_batch(data, n, &settings)))
+        .and_then(|x| x)
+        .map_err(err)?;
+    let p: Vec<f64> = out.iter().map(|o| o.p_value).collect();
+    let lo: Vec<f64> = out.iter().map(|o| o.ci_low).collect();
+    let hi: Vec<f64> = out.iter().map(|o| o.ci_high).collect();
+    Ok((p.into_pyarray(py), lo.into_pyarray(py), hi.into_pyarray(py)))
+}
+
+/// Survival function of the studentized range, `P(Q > q)` for each `q`, with
+/// `k` groups and `df` degrees of freedom (`inf` allowed).
+#[pyfunction]
+#[pyo3(signature = (q, k, df, threads = None))]
+fn studentized_range_sf<'py>(
+    py: Python<'py>,
+    q: PyReadonlyArray1<'py, f64>,
+    k: usize,
+    df: f64,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    use crate::core::stats;
+    let err = |e: Error| to_py(py, e);
+    let q = q
+        .as_slice()
+        .map_err(|e| PyTypeError::new_err(format!("non-contiguous array: {e}")))?;
+    let out = py
+        .detach(|| eval::with_threads(threads, || stats::studentized_range_sf_many(q, k, df)))
+        .and_then(|x| x)
+        .map_err(err)?;
+    Ok(out.into_pyarray(py))
+}
+
+/// Read a TREC run or qrels file (`"-"` = stdin; gzip recognised by its magic
+/// bytes).  Returns the encoded arrays (as `encode_mapping`) and the tag of the
+/// run's first line (`None` for qrels or an empty run).
+#[pyfunction]
+#[pyo3(signature = (path, kind, round_f32 = false))]
+fn read_trec<'py>(
+    py: Python<'py>,
+    path: &str,
+    kind: &str,
+    round_f32: bool,
+) -> PyResult<(EncodedArrays<'py>, Option<String>)> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    let t = py
+        .detach(|| trec::read_trec_file(path, kind, round_f32))
+        .map_err(|e| to_py(py, e))?;
+    Ok((to_arrays(py, t.encoded), t.tag))
+}
+
+/// Write an encoded side as a TREC file (`.gz` paths compressed, `"-"` stdout).
+/// `tag` is required for a run and ignored for qrels.
+#[pyfunction]
+#[pyo3(signature = (path, kind, side, tag = None))]
+fn write_trec<'py>(
+    py: Python<'py>,
+    path: &str,
+    kind: &str,
+    side: SideArrays<'py>,
+    tag: Option<&str>,
+) -> PyResult<()> {
+    let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
+    let err = |e: Error| to_py(py, e);
+    let rows = TrecRows {
+        queries: Vocab::new(
+            side.0.as_slice().map_err(sl)?,
+            side.1.as_slice().map_err(sl)?,
+        )
+        .map_err(err)?,
+        docs: Vocab::new(
+            side.3.as_slice().map_err(sl)?,
+            side.4.as_slice().map_err(sl)?,
+        )
+        .map_err(err)?,
+        offsets: side.2.as_slice().map_err(sl)?,
+        doc_ids: side.5.as_slice().map_err(sl)?,
+        values: side.6.as_slice().map_err(sl)?,
+    };
+    py.detach(|| match kind {
+        "run" => trec::write_run_rows(path, rows, tag.unwrap_or("ranklens")),
+        "qrels" => trec::write_qrels_rows(path, rows),
+        _ => Err(Error::InvalidInput("kind must be 'run' or 'qrels'".into())),
+    })
+    .map_err(err)
+}
+
 #[pymodule]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(encode_groups, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(decode_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trec, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trec, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_resample, m)?)?;
+    m.add_function(wrap_pyfunction!(studentized_range_sf, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

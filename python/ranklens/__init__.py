@@ -12,9 +12,11 @@ from ranklens._data import Qrels, Run
 from ranklens._evaluate import Results, evaluate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
+from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
 
 __all__ = [
+    "Comparison",
     "Metric",
     "ParseError",
     "Qrels",
@@ -23,6 +25,7 @@ __all__ = [
     "Run",
     "UnknownMetricError",
     "__version__",
+    "compare",
     "evaluate",
     "parse_metric",
     "parse_metrics",

@@ -22,6 +22,7 @@ floats first, so that scores equal after rounding tie as in pytrec_eval
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
@@ -167,6 +168,21 @@ class Qrels(_Side):
         return obj
 
     @classmethod
+    def from_trec(cls, path: str | os.PathLike[str]) -> Qrels:
+        """Read a TREC qrels file (``qid iter docno label``; ``.gz`` ok; ``-`` = stdin).
+
+        Exactly four fields per line; blank lines and ``#`` comment lines are
+        skipped; float labels are kept.  A malformed line raises
+        :class:`~ranklens.errors.ParseError` naming the file and line.
+        """
+        arrays, _ = _ranklens.read_trec(os.fspath(path), "qrels", False)
+        return cls._from_arrays(arrays)
+
+    def to_trec(self, path: str | os.PathLike[str]) -> None:
+        """Write a TREC qrels file (``.gz`` compressed; ``-`` = stdout)."""
+        _ranklens.write_trec(os.fspath(path), "qrels", self.arrays)
+
+    @classmethod
     def from_groups(
         cls,
         gt: Mapping[str, Sequence[Any]] | Sequence[Sequence[Any]],
@@ -268,6 +284,22 @@ class Run(_Side):
         _Side.__init__(obj, arrays)
         obj.name = name
         return obj
+
+    @classmethod
+    def from_trec(cls, path: str | os.PathLike[str], *, score_precision: str = "f64") -> Run:
+        """Read a TREC run file (``qid iter docno rank score tag``; ``.gz`` ok; ``-`` = stdin).
+
+        At least six fields per line (more are ignored); the iter and rank fields
+        are ignored, as trec_eval does; ``name`` is the tag of the first line.  A
+        malformed line or a document listed twice for a query raises
+        :class:`~ranklens.errors.ParseError` naming the file and line.
+        """
+        arrays, tag = _ranklens.read_trec(os.fspath(path), "run", _round_f32(score_precision))
+        return cls._from_arrays(arrays, name=tag)
+
+    def to_trec(self, path: str | os.PathLike[str], tag: str | None = None) -> None:
+        """Write a TREC run file in ranking order (``.gz`` compressed; ``-`` = stdout)."""
+        _ranklens.write_trec(os.fspath(path), "run", self.arrays, tag or self.name or "ranklens")
 
     @property
     def scores(self) -> np.ndarray:

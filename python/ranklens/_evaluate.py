@@ -20,7 +20,8 @@ class Results:
     """Scores of one run: per query and aggregated.
 
     * ``res[name]`` – the aggregate over **all qrels queries** (mean; sum for the
-      counting measures ``num_ret``, ``num_rel``, ``num_rel_ret``, as trec_eval).
+      counting measures ``num_ret``, ``num_rel``, ``num_rel_ret``, as trec_eval;
+      geometric mean with trec_eval's 1e-5 floor for ``gm_map`` and ``gm_bpref``).
       A qrels query missing from the run was scored on an empty ranking (trec_eval
       ``-c``); queries only in the run were ignored.  Any accepted spelling works:
       ``res["P_5"]`` is ``res["precision@5"]``.
@@ -67,6 +68,11 @@ class Results:
         col = self.values[:, j]
         if self.metrics[j].aggregate == "sum":
             return float(col.sum())
+        if self.metrics[j].aggregate == "gmean":  # trec_eval part A: gm_map, gm_bpref
+            total = 0.0
+            for v in col.tolist():  # in query order, as trec_eval
+                total += math.log(max(v, 1e-5))
+            return math.exp(total / len(col)) if len(col) else 0.0
         return float(col.mean())
 
     def __contains__(self, name: object) -> bool:
@@ -155,8 +161,15 @@ def evaluate(
     (trec_eval ``-J``).  ``max_docs``: score only the top ``max_docs`` of each
     ranking (trec_eval ``-M``).
     ``ties``: order of documents with equal scores: ``"trec"`` (default: document
-    id descending, trec_eval) or ``"input"`` (the order given: file or mapping
-    order; for rerankers that emit equal scores).
+    id descending, trec_eval), ``"input"`` (the order given: file or mapping
+    order; for rerankers that emit equal scores) or ``"expected"``: the exact
+    expected value over all orderings of each group of equal scores (uniformly
+    random, independent per group; McSherry & Najork 2008), computed in closed form.
+    Groups are formed after ``judged_only`` drops documents; a group straddling the
+    ``max_docs`` cut is shuffled whole, then cut (which members are scored is random
+    too).  Grouped qrels: an error if two documents of one group tie before the
+    group is satisfied.  Families without an expected form raise
+    ``UnknownMetricError`` before anything is scored.
     """
     ms = parse_metrics(metrics)
     level = _check_level(relevance_level)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ranklens._trec_spellings_gains import gain_key  # gains and beyond
 from ranklens.errors import UnknownMetricError
 
 __all__ = ["FAMILIES", "Metric", "parse_metric", "parse_metrics"]
@@ -30,7 +31,7 @@ class _Family:
     name: str
     cutoff: str  # "none" (no @k), "optional", "required"
     binary: bool  # uses the relevance level (so accepts rel=)
-    aggregate: str  # "mean" or "sum" (trec_eval's counting measures)
+    aggregate: str  # "mean", "sum" (trec_eval's counting measures) or "gmean" (gm_*)
     summary: str
     # Named numeric parameters the family takes, with their defaults.
     params: dict[str, float] = field(default_factory=dict)
@@ -54,6 +55,53 @@ FAMILIES: dict[str, _Family] = {
         _Family("num_ret", "optional", False, "sum", "number of retrieved documents"),
         _Family("num_rel", "none", True, "sum", "number of relevant documents"),
         _Family("num_rel_ret", "optional", True, "sum", "number of relevant retrieved"),
+        # trec_eval part A
+        _Family("set_f", "none", True, "mean", "trec set_F: (x+1)PR/(xP+R)", {"beta": 1.0}),
+        _Family("set_map", "none", True, "mean", "set precision x set recall (trec set_map)"),
+        _Family("relative_precision", "optional", True, "mean", "relevant in top k / min(k, R)"),
+        _Family(
+            "utility",
+            "none",
+            True,
+            "mean",
+            "trec utility: a*rel_ret + b*nonrel_ret + c*rel_nonret + d*nonrel_nonret",
+            {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0, "num_docs": 0.0},
+        ),
+        _Family("rprec_mult", "none", True, "mean", "precision at rank mult*R", {"mult": 1.0}),
+        _Family("num_nonrel_judged_ret", "optional", True, "sum", "judged non-relevant retrieved"),
+        _Family("num_q", "none", False, "sum", "number of queries (1 per query)"),
+        _Family(
+            "iprec_at_recall",
+            "none",
+            True,
+            "mean",
+            "interpolated precision at a recall level",
+            {"recall": 0.0, "version": 10.0},
+        ),
+        _Family(
+            "iprec_avg",
+            "none",
+            True,
+            "mean",
+            "interpolated precision averaged over recall points (trec 11pt_avg)",
+            {"lo": 0.0, "hi": 1.0, "step": 0.1, "version": 10.0},
+        ),
+        _Family("inf_ap", "none", True, "mean", "inferred AP (Yilmaz & Aslam)"),
+        _Family("gm_map", "none", True, "gmean", "AP, geometric mean over queries"),
+        _Family("gm_bpref", "none", True, "gmean", "bpref, geometric mean over queries"),
+        _Family("unjudged", "optional", False, "mean", "unjudged in top k / k (trec unj)"),
+        # gains and beyond
+        _Family("bin_g", "none", True, "mean", "trec binG: rel docs / log2(2 + nonrel before)"),
+        _Family("g", "none", False, "mean", "trec G: normalized gain (custom gains)"),
+        _Family("ndcg_rel", "none", False, "mean", "trec ndcg_rel: nDCG averaged at rel docs"),
+        _Family("rndcg", "none", True, "mean", "trec Rndcg: nDCG averaged at R levels"),
+        _Family("rbp", "optional", False, "mean", "rank-biased precision (trec)", {"p": 0.9}),
+        _Family("rbp_resid", "optional", False, "mean", "rbp residual (trec)", {"p": 0.9}),
+        _Family("err", "optional", False, "mean", "expected reciprocal rank", {"gmax": 0.0}),
+        _Family("judged", "optional", False, "mean", "judged in top k / min(k, retrieved)"),
+        _Family("auc", "optional", True, "mean", "ROC AUC of rel vs judged non-rel"),
+        _Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
+        _Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
     ]
 }
 
@@ -91,10 +139,49 @@ _ALIASES: dict[str, str] = {
     "numret": "num_ret",
     "numrel": "num_rel",
     "numrelret": "num_rel_ret",
+    # trec_eval part A (trec_eval, then ir_measures spellings)
+    "set_f": "set_f",
+    "set_map": "set_map",
+    "relative_precision": "relative_precision",
+    "relative_p": "relative_precision",
+    "set_relative_p": "relative_precision",
+    "utility": "utility",
+    "rprec_mult": "rprec_mult",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "num_q": "num_q",
+    "iprec_at_recall": "iprec_at_recall",
+    "iprec_avg": "iprec_avg",
+    "inf_ap": "inf_ap",
+    "infap": "inf_ap",
+    "gm_map": "gm_map",
+    "gm_ap": "gm_map",
+    "gm_bpref": "gm_bpref",
+    "unjudged": "unjudged",
+    "unj": "unjudged",
+    "setf": "set_f",
+    "setap": "set_map",
+    "setrelp": "relative_precision",
+    "iprec": "iprec_at_recall",
+    "numq": "num_q",
+    # gains and beyond (canonical, trec_eval, ir_measures)
+    "bin_g": "bin_g",
+    "bing": "bin_g",
+    "g": "g",
+    "ndcg_rel": "ndcg_rel",
+    "rndcg": "rndcg",
+    "rbp": "rbp",
+    "rbp_resid": "rbp_resid",
+    "err": "err",
+    "judged": "judged",
+    "auc": "auc",
+    "first_rel_rank": "first_rel_rank",
+    "fallout": "fallout",
+    "fall_out": "fallout",
 }
 
 # trec_eval families whose cutoff is mandatory in trec_eval spelling.
 _TREC_CUT_REQUIRED = {"ndcg_cut", "map_cut", "success"}
+_TREC_CUT_REQUIRED |= {"relative_p", "unj"}  # trec_eval part A
 
 _NAME_RE = re.compile(
     r"""^\s*
@@ -142,7 +229,8 @@ class Metric:
 
     @property
     def aggregate(self) -> str:
-        """``"mean"`` or ``"sum"`` (num_ret, num_rel, num_rel_ret, as trec_eval)."""
+        """``"mean"``, ``"sum"`` (num_ret, num_rel, num_rel_ret, ..., as trec_eval) or
+        ``"gmean"`` (gm_map, gm_bpref: exp(mean(ln(max(x, 1e-5)))), as trec_eval)."""
         return FAMILIES[self.family].aggregate
 
     def __str__(self) -> str:
@@ -226,6 +314,12 @@ def parse_metric(name: str | Metric) -> Metric:
 
 
 def _parse_one(text: str) -> list[Metric]:
+    real_valued = _parse_real_valued(text)  # trec_eval part A
+    if real_valued is not None:
+        return real_valued
+    pairs = _parse_pairs(text)  # gains and beyond
+    if pairs is not None:
+        return pairs
     m = _NAME_RE.match(text)
     if not m:
         raise _unknown(text, "not a metric name")
@@ -259,6 +353,42 @@ def _parse_one(text: str) -> list[Metric]:
     return [_validate(Metric(family, k, rel, params), text) for k in ks]
 
 
+# trec_eval part A
+def _parse_real_valued(text: str) -> list[Metric] | None:
+    """``iprec_at_recall_0.10``, ``Rprec_mult.0.2,0.5``, ``IPrec@0.1``, ``set_F.0.5``,
+    ``utility.2,-1,0,0``, ``11pt_avg..25,.5,.75``: see :mod:`ranklens._trec_spellings_a`."""
+    from ranklens._trec_spellings_a import SpellingError, match_param_spelling
+
+    try:
+        hit = match_param_spelling(text)
+    except SpellingError as e:
+        raise _unknown(text, str(e)) from None
+    if hit is None:
+        return None
+    family, inner, param_sets = hit
+    rel, params = _parse_params(text, inner) if inner is not None else (None, ())
+    return [
+        _validate(Metric(family, None, rel, tuple(sorted({**dict(params), **ps}.items()))), text)
+        for ps in param_sets
+    ]
+
+
+# gains and beyond
+def _parse_pairs(text: str) -> list[Metric] | None:
+    """trec_eval ``ndcg.1=3,2=9`` / ``ndcg_1=3,2=9`` / ``rbp.p=0.8``: see
+    :mod:`ranklens._trec_spellings_gains`."""
+    from ranklens._trec_spellings_gains import PairsError, match_pairs_spelling
+
+    try:
+        hit = match_pairs_spelling(text, _ALIASES)
+    except PairsError as e:
+        raise _unknown(text, str(e)) from None
+    if hit is None:
+        return None
+    family, params = hit
+    return [_validate(Metric(family, None, None, tuple(sorted(params.items()))), text)]
+
+
 def _validate(metric: Metric, text: str) -> Metric:
     fam = FAMILIES.get(metric.family)
     if fam is None:
@@ -279,6 +409,10 @@ def _validate(metric: Metric, text: str) -> Metric:
         metric = Metric(metric.family, metric.k, rel, metric.params)
     params = {}
     for key, value in metric.params:
+        gkey = gain_key(fam.name, key)  # gains and beyond
+        if gkey is not None:
+            params[gkey] = float(value)
+            continue
         if key not in fam.params:
             takes = ", ".join(sorted(fam.params)) or "none"
             raise _unknown(text, f"{fam.name} takes no parameter {key!r} (it takes: {takes})")

@@ -1,11 +1,11 @@
 //! Building the encoded form of a run or of qrels from (query, doc, value) rows.
 //!
 //! Layout (the same for both sides, and what Python holds as numpy arrays):
-//! `queries` and `docs` are vocabularies sorted by bytes; rows of query `i` are
-//! `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`.  A run's rows are kept in
-//! ranking order (score descending, then doc id descending: trec_eval's order), so
-//! scoring never sorts; qrels rows are in doc id order, so a lookup is a binary
-//! search over integers.
+//! `queries` is a vocabulary sorted by bytes, `docs` one in first-seen order;
+//! rows of query `i` are `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`.
+//! A run's rows are kept in ranking order (score descending, then document id
+//! descending by bytes: trec_eval's order), so scoring never sorts; qrels rows are
+//! in doc id order, so a lookup is a binary search over integers.
 //!
 //! `extra` is one `u32` per row or empty: for a run, each row's position in the
 //! input (file or dict order) of its query, which `ties="input"` needs; for
@@ -157,7 +157,7 @@ impl Builder {
             ..
         } = self;
         let (queries, qmap) = queries.into_sorted();
-        let (docs, dmap) = docs.into_sorted();
+        let docs = docs.into_vocab();
         let nq = qmap.len();
 
         // Counting sort of rows by (renumbered) query.
@@ -172,7 +172,7 @@ impl Builder {
         let mut rows: Vec<Row> = vec![(0, 0.0, 0); rows_q.len()];
         for (((&q, &d), &v), &x) in rows_q.iter().zip(&rows_d).zip(&rows_v).zip(&rows_x) {
             let slot = &mut fill[qmap[q as usize] as usize];
-            rows[*slot as usize] = (dmap[d as usize], v, x);
+            rows[*slot as usize] = (d, v, x);
             *slot += 1;
         }
         drop((rows_q, rows_d, rows_v, rows_x, fill));
@@ -208,7 +208,11 @@ impl Builder {
                         if let Some(w) = scratch.windows(2).find(|w| w[0] == w[1]) {
                             return Err(dup(w[0]));
                         }
-                        chunk.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+                        // Strings are compared only between documents with equal scores.
+                        chunk.sort_unstable_by(|a, b| {
+                            b.1.total_cmp(&a.1)
+                                .then_with(|| dv.get(b.0 as usize).cmp(dv.get(a.0 as usize)))
+                        });
                     }
                 }
                 Ok(())
@@ -278,7 +282,9 @@ mod tests {
         b.grouped_row(q, b"a", 1.0, 0).unwrap();
         b.grouped_row(q, b"b", 1.0, 0).unwrap();
         let e = b.finish().unwrap();
-        assert_eq!(e.extra, vec![0, 0, 1]);
+        // rows in doc id (first-seen) order: c, a, b
+        assert_eq!(strings(&e.docs), vec!["c", "a", "b"]);
+        assert_eq!(e.extra, vec![1, 0, 0]);
         let plain = Builder::new(Kind::Qrels, false).finish().unwrap();
         assert!(plain.extra.is_empty());
     }
@@ -292,9 +298,10 @@ mod tests {
         b.push(b"q1", b"a", 0.0).unwrap();
         let e = b.finish().unwrap();
         assert_eq!(e.offsets, vec![0, 0, 2]);
-        assert_eq!(strings(&e.docs), vec!["a", "b"]);
+        // Doc ids in first-seen order; rows sorted by doc id.
+        assert_eq!(strings(&e.docs), vec!["b", "a"]);
         assert_eq!(e.doc_ids, vec![0, 1]);
-        assert_eq!(e.values, vec![0.0, 2.0]);
+        assert_eq!(e.values, vec![2.0, 0.0]);
     }
 
     #[test]

@@ -5,17 +5,18 @@
 //! queries are reported, not scored.
 //!
 //! Per query the relevance vector (label at each rank) is built once and every
-//! requested metric and cutoff reads it.  Documents are joined by merging the
-//! two sorted doc vocabularies once (`vocab::align`); because both are in byte
-//! order, a query's judged documents, mapped to run ids, stay sorted, and each
-//! ranked document's label is a binary search over a handful of integers.
+//! requested metric and cutoff reads it.  Documents are joined once per call:
+//! every run doc id is looked up in a hash table of the (smaller) qrels doc
+//! vocabulary, in parallel (`vocab::join`); a query's qrels rows are sorted by
+//! qrels doc id, so each ranked document's label is then a binary search over a
+//! handful of integers.
 //!
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
-use crate::core::error::{Error, Result};
-use crate::core::metrics::{MetricSpec, Query};
-use crate::core::vocab::{align, Vocab, NONE};
+use crate::core::error::{show, Error, Result};
+use crate::core::metrics::{expected, MetricSpec, Query, TieGroups};
+use crate::core::vocab::{align, join, Vocab, NONE};
 use rayon::prelude::*;
 
 /// One encoded side (run or qrels), borrowed: see `encode.rs` for the layout.
@@ -104,6 +105,9 @@ pub enum Ties {
     Trec,
     /// The order the documents were given in (file or mapping order).
     Input,
+    /// The expected value over all orderings of each group of equal scores,
+    /// uniformly random and independent (see `metrics/expected.rs`).
+    Expected,
 }
 
 impl Ties {
@@ -111,8 +115,9 @@ impl Ties {
         match name {
             "trec" => Ok(Ties::Trec),
             "input" => Ok(Ties::Input),
+            "expected" => Ok(Ties::Expected),
             _ => Err(Error::InvalidInput(format!(
-                "ties must be 'trec' or 'input', got {name:?}"
+                "ties must be 'trec', 'input' or 'expected', got {name:?}"
             ))),
         }
     }
@@ -146,12 +151,16 @@ impl Options {
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
-    /// The query's judged documents present in the run: (run doc id, label,
+    /// The query's judged documents: (qrels doc id, label,
     /// group), sorted by run doc id.
     judged: Vec<(u32, f64, u32)>,
     /// Grouped qrels: the label of each group, and whether it is satisfied.
     group_labels: Vec<f64>,
     satisfied: Vec<bool>,
+    /// `Ties::Expected`, grouped qrels: the tie group each group was satisfied in.
+    satisfied_in: Vec<usize>,
+    /// `Ties::Expected`: tie group boundaries in `ranked` (see `TieGroups`).
+    bounds: Vec<usize>,
     /// Row order of the ranking (only rebuilt for `Ties::Input`).
     order: Vec<usize>,
     ranked: Vec<f64>,
@@ -165,6 +174,16 @@ struct Scratch {
 /// of its first retrieved member, which carries the group's label; later members
 /// of a satisfied group count as judged non-relevant (label 0).  R counts
 /// groups, and the ideal ranking holds one member per group.
+///
+/// `Ties::Expected` (see `metrics/expected.rs` for the closed forms): the tie
+/// groups are the runs of equal scores of the ranking, after `judged_only`
+/// has dropped unjudged documents.  A group straddling the `max_docs` cut is
+/// shuffled whole and then cut, so which of its members are scored is random
+/// too; with `judged_only`, its unjudged members take slots before being
+/// dropped, and the number of scored documents J is hypergeometric: the value
+/// is the average over J.  Grouped qrels: relabelling depends on the order
+/// when two members of one not-yet-satisfied group tie, which is an error;
+/// other ties are fine.
 pub fn evaluate(
     qrels: &Side<'_>,
     run: &Side<'_>,
@@ -181,8 +200,17 @@ pub fn evaluate(
     if !level.is_finite() {
         return Err(Error::InvalidInput("relevance_level must be finite".into()));
     }
+    if opts.ties == Ties::Expected {
+        if let Some(m) = metrics.iter().find(|m| !expected::supported(m.family)) {
+            return Err(Error::InvalidMetric(format!(
+                "ties='expected' is not available for {}",
+                snake_case(&format!("{:?}", m.family))
+            )));
+        }
+    }
     let qmap = align(qrels.queries, run.queries);
-    let dmap = align(qrels.docs, run.docs);
+    // run doc id -> qrels doc id (or NONE)
+    let rmap = join(run.docs, qrels.docs);
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
         if r != NONE {
@@ -198,20 +226,21 @@ pub fn evaluate(
         .map(|&r| if r == NONE { -1 } else { r as i64 })
         .collect();
 
+    // -- gains and beyond -- err's automatic gmax: the largest label of the qrels.
+    use crate::core::metrics::err;
+    let resolved = err::resolve(metrics, err::max_label(qrels.values));
+    let metrics = &resolved[..];
     let nm = metrics.len();
     let mut values = vec![0.0; qrels.num_queries() * nm];
     values
         .par_chunks_mut(nm)
         .enumerate()
-        .for_each_init(Scratch::default, |s, (qi, out)| {
+        .try_for_each_init(Scratch::default, |s, (qi, out)| {
             let (jdocs, jlabels, jgroups) = qrels.rows(qi);
             let grouped = !jgroups.is_empty();
             s.judged.clear();
             for (i, (&d, &l)) in jdocs.iter().zip(jlabels).enumerate() {
-                let r = dmap[d as usize];
-                if r != NONE {
-                    s.judged.push((r, l, if grouped { jgroups[i] } else { 0 }));
-                }
+                s.judged.push((d, l, if grouped { jgroups[i] } else { 0 }));
             }
             if grouped {
                 let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
@@ -223,6 +252,8 @@ pub fn evaluate(
                 }
                 s.satisfied.clear();
                 s.satisfied.resize(n, false);
+                s.satisfied_in.clear();
+                s.satisfied_in.resize(n, 0);
             }
             let judged_labels: &[f64] = if grouped { &s.group_labels } else { jlabels };
             s.ideal.clear();
@@ -231,6 +262,13 @@ pub fn evaluate(
             s.ideal.sort_unstable_by(|a, b| b.total_cmp(a));
 
             s.ranked.clear();
+            s.bounds.clear();
+            let expected = opts.ties == Ties::Expected;
+            // Scored documents, and (Expected, judged_only, a group straddling
+            // the cut with unjudged members) the number kept before that group
+            // and the distribution of how many of its judged members make it.
+            let mut scored = 0usize;
+            let mut mixture: Option<(usize, usize, Vec<f64>)> = None;
             if qmap[qi] != NONE {
                 let (rdocs, scores, pos) = run.rows(qmap[qi] as usize);
                 s.order.clear();
@@ -251,16 +289,45 @@ pub fn evaluate(
                     }
                 }
                 let take = opts.max_docs.unwrap_or(usize::MAX).min(rdocs.len());
-                for &i in &s.order[..take] {
-                    let label = match s.judged.binary_search_by_key(&rdocs[i], |e| e.0) {
+                // Expected: the group straddling the cut (rows gs..end) is read
+                // whole; rows are in trec order, so equal scores are adjacent.
+                let (mut gs, mut end) = (take, take);
+                if expected && take > 0 {
+                    while end < rdocs.len() && scores[end] == scores[take - 1] {
+                        end += 1;
+                    }
+                    while gs > 0 && scores[gs - 1] == scores[take - 1] {
+                        gs -= 1;
+                    }
+                }
+                let (mut tie, mut kept_before_gs) = (0usize, 0usize);
+                let mut last_kept: Option<f64> = None;
+                for (p, &i) in s.order[..end].iter().enumerate() {
+                    if p > 0 && scores[i] != scores[s.order[p - 1]] {
+                        tie += 1;
+                    }
+                    // NONE (not in the qrels at all) is never found.
+                    let qdoc = rmap[rdocs[i] as usize];
+                    let label = match s.judged.binary_search_by_key(&qdoc, |e| e.0) {
                         Ok(j) => {
                             let (_, l, g) = s.judged[j];
                             if grouped {
                                 let g = g as usize;
                                 if s.satisfied[g] {
+                                    if expected && s.satisfied_in[g] == tie {
+                                        return Err(Error::InvalidInput(format!(
+                                            "query {:?}: ties='expected' is not defined when \
+                                             documents of one qrels group have equal scores \
+                                             ({}): which one satisfies the group depends on \
+                                             their order",
+                                            show(qrels.queries.get(qi)),
+                                            scores[i]
+                                        )));
+                                    }
                                     0.0
                                 } else {
                                     s.satisfied[g] = true;
+                                    s.satisfied_in[g] = tie;
                                     s.group_labels[g]
                                 }
                             } else {
@@ -271,24 +338,80 @@ pub fn evaluate(
                     };
                     // judged_only: NaN (not in the qrels) fails the test too.
                     if !opts.judged_only || label >= 0.0 {
+                        if expected && last_kept != Some(scores[i]) {
+                            s.bounds.push(s.ranked.len());
+                            last_kept = Some(scores[i]);
+                        }
                         s.ranked.push(label);
+                        scored += usize::from(p < take);
+                        kept_before_gs += usize::from(p < gs);
                     }
+                }
+                let members = s.ranked.len() - kept_before_gs;
+                if expected && opts.judged_only && end > take && members < end - gs {
+                    // Of the end - gs members, `members` are judged; take - gs
+                    // slots: J judged ones are scored, J hypergeometric.
+                    let (lo, probs) = expected::hypergeometric(end - gs, members, take - gs);
+                    // Terms below 1e-20 (together < 1e-16 of the weight) change
+                    // nothing at double precision: skip the tails.
+                    let first = probs.iter().position(|&p| p >= 1e-20).unwrap_or(0);
+                    let last = probs.iter().rposition(|&p| p >= 1e-20).unwrap_or(0);
+                    mixture = Some((kept_before_gs, lo + first, probs[first..=last].to_vec()));
                 }
             }
             let q = Query {
-                ranked: &s.ranked,
+                ranked: &s.ranked[..scored],
                 judged: if grouped { &s.group_labels } else { jlabels },
                 ideal: &s.ideal,
+                ties: Default::default(),
+            };
+            if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
+                // No ties (or not asked): the fixed order is the only one.
+                for (o, m) in out.iter_mut().zip(metrics) {
+                    *o = m.compute(&q, level);
+                }
+                return Ok(());
+            }
+            s.bounds.push(s.ranked.len());
+            let q = Query {
+                ties: TieGroups {
+                    labels: &s.ranked,
+                    bounds: &s.bounds,
+                },
+                ..q
             };
             for (o, m) in out.iter_mut().zip(metrics) {
-                *o = m.compute(&q, level);
+                *o = match &mixture {
+                    None => m.compute(&q, level),
+                    Some((base, lo, probs)) => probs
+                        .iter()
+                        .enumerate()
+                        .map(|(j, p)| {
+                            let ranked = &s.ranked[..base + lo + j];
+                            p * m.compute(&Query { ranked, ..q }, level)
+                        })
+                        .sum(),
+                };
             }
-        });
+            Ok(())
+        })?;
     Ok(Evaluation {
         values,
         run_index,
         run_only,
     })
+}
+
+/// `NdcgBurges` -> `ndcg_burges`: a family's canonical name from its variant.
+fn snake_case(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// Run `f` on `threads` threads (`None`: the `RANKLENS_NUM_THREADS`
@@ -453,6 +576,80 @@ mod tests {
         assert!(Side::new(v.view(), v.view(), &[0, 1], &e.doc_ids, &e.values, &[]).is_err());
         assert!(Side::new(v.view(), v.view(), &[0], &[3], &[1.0], &[]).is_err());
         assert!(Side::new(v.view(), v.view(), &[0], &[], &[], &[1]).is_err());
+    }
+
+    #[test]
+    fn expected_ties() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        qb.push(b"q", b"a", 1.0).unwrap();
+        qb.push(b"q", b"u", -1.0).unwrap();
+        let q = qb.finish().unwrap();
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("a", 1.0), ("b", 1.0), ("u", 1.0), ("x", 0.5)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let metrics = [
+            spec("mrr", None),
+            spec("precision", Some(1)),
+            spec("num_ret", None),
+        ];
+        let mut opts = Options::new(1.0);
+        opts.ties = Ties::Expected;
+        // a, b, u tied: first relevant at 1, 2 or 3 -> (1 + 1/2 + 1/3) / 3.
+        let e = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert!((e.values[0] - (1.0 + 0.5 + 1.0 / 3.0) / 3.0).abs() < 1e-12);
+        assert!((e.values[1] - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(e.values[2], 4.0);
+        // judged_only: b and u dropped; max_docs = 2 cuts the group {a, b, u}:
+        // two random slots of three, "a" makes it with probability 2/3, ranked 1.
+        opts.judged_only = true;
+        opts.max_docs = Some(2);
+        let e = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert!((e.values[0] - 2.0 / 3.0).abs() < 1e-12);
+        assert!((e.values[1] - 2.0 / 3.0).abs() < 1e-12);
+        assert!((e.values[2] - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn expected_ties_and_grouped_qrels() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        let qi = qb.query(b"q").unwrap();
+        qb.grouped_row(qi, b"a", 1.0, 0).unwrap();
+        qb.grouped_row(qi, b"b", 1.0, 0).unwrap();
+        qb.grouped_row(qi, b"c", 1.0, 1).unwrap();
+        let q = qb.finish().unwrap();
+        let mut opts = Options::new(1.0);
+        opts.ties = Ties::Expected;
+        let metrics = [spec("mrr", None)];
+        // a and b (one group) tie: an error.
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("a", 1.0), ("b", 1.0), ("c", 0.5)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let err = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap_err();
+        assert!(err.to_string().contains("qrels group"), "{err}");
+        // x and a tie, then b and c: fine, group 0 is satisfied (by a) before
+        // b ties with c.  mrr: a at rank 1 or 2 -> 3/4; recall@3: group 0
+        // always, group 1 when c is third -> (1 + 1/2) / 2.
+        let mut rb = Builder::new(Kind::Run, false);
+        for (d, s) in [("x", 2.0), ("a", 2.0), ("b", 1.0), ("c", 1.0)] {
+            rb.push(b"q", d.as_bytes(), s).unwrap();
+        }
+        let r = rb.finish().unwrap();
+        let metrics = [spec("mrr", None), spec("recall", Some(3))];
+        let e = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
+        assert!((e.values[0] - 0.75).abs() < 1e-12);
+        assert!((e.values[1] - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn expected_ties_reject_families_without_a_form() {
+        assert_eq!(snake_case("NdcgBurges"), "ndcg_burges");
+        assert_eq!(snake_case("RPrecision"), "r_precision");
+        assert!(Ties::from_name("expected").is_ok());
+        assert!(Ties::from_name("random").is_err());
     }
 
     #[test]

@@ -10,5 +10,6 @@ pub mod encode;
 pub mod error;
 pub mod eval;
 pub mod metrics;
+pub mod stats;
 pub mod trec;
 pub mod vocab;

@@ -26,18 +26,40 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ranklens._names import Metric, parse_metrics
 
+# gains and beyond
+from . import gains as _gains
 from ._common import Judgments, Ranked, rank
+from ._expected import check_families, expected_scores
+from .auc import auc
 from .bpref import bpref
 from .counts import num_rel, num_rel_ret, num_ret
+from .err import err, resolve_gmax
 from .f1 import f1
+from .first_rel import fallout, first_rel_rank
+from .gain_measures import bin_g, g, ndcg_rel, rndcg
+from .geomean import geometric_mean, gm_bpref, gm_map  # trec_eval part A
 from .hit_rate import hit_rate
 from .hits import hits
+from .infap import inf_ap  # trec_eval part A
+from .iprec import iprec_at_recall, iprec_avg  # trec_eval part A
+from .judged import judged
 from .map import average_precision
 from .mrr import mrr
-from .ndcg import dcg, ndcg, ndcg_burges
+from .ndcg import ndcg_burges
 from .precision import precision
 from .r_precision import r_precision
+from .rbp import rbp, rbp_resid
 from .recall import recall
+from .rprec_mult import rprec_mult  # trec_eval part A
+from .set_measures import (  # trec_eval part A
+    num_nonrel_judged_ret,
+    num_q,
+    relative_precision,
+    set_f,
+    set_map,
+    utility,
+)
+from .unjudged import unjudged  # trec_eval part A
 
 __all__ = ["METRIC_FUNCTIONS", "aggregate", "aggregate_reference", "evaluate_reference"]
 
@@ -52,14 +74,40 @@ METRIC_FUNCTIONS: dict[str, MetricFunction] = {
     "hit_rate": hit_rate,
     "mrr": mrr,
     "map": average_precision,
-    "ndcg": ndcg,
+    "ndcg": _gains.ndcg,  # gains and beyond: custom gains, else .ndcg.ndcg
     "ndcg_burges": ndcg_burges,
-    "dcg": dcg,
+    "dcg": _gains.dcg,  # gains and beyond: custom gains, else .ndcg.dcg
     "r_precision": r_precision,
     "bpref": bpref,
     "num_ret": num_ret,
     "num_rel": num_rel,
     "num_rel_ret": num_rel_ret,
+    # trec_eval part A
+    "set_f": set_f,
+    "set_map": set_map,
+    "relative_precision": relative_precision,
+    "utility": utility,
+    "rprec_mult": rprec_mult,
+    "num_nonrel_judged_ret": num_nonrel_judged_ret,
+    "num_q": num_q,
+    "iprec_at_recall": iprec_at_recall,
+    "iprec_avg": iprec_avg,
+    "inf_ap": inf_ap,
+    "gm_map": gm_map,
+    "gm_bpref": gm_bpref,
+    "unjudged": unjudged,
+    # gains and beyond
+    "bin_g": bin_g,
+    "g": g,
+    "ndcg_rel": ndcg_rel,
+    "rndcg": rndcg,
+    "rbp": rbp,
+    "rbp_resid": rbp_resid,
+    "err": err,
+    "judged": judged,
+    "auc": auc,
+    "first_rel_rank": first_rel_rank,
+    "fallout": fallout,
 }
 
 
@@ -83,22 +131,37 @@ def evaluate_reference(
     ``"input"`` (equal scores in the run mapping's order).  ``max_docs``: score only
     the top ``max_docs`` of each ranking (trec_eval ``-M``).  ``judged_only``: then
     drop retrieved documents not in the qrels or with a negative label, ranks
-    closing up (trec_eval ``-J``).
+    closing up (trec_eval ``-J``).  ``"expected"``: the mean over every ordering of
+    each group of equal scores, by enumeration (see :mod:`._expected`).
     """
     wanted = list(metrics)
     parsed = parse_metrics(wanted) if wanted else []
+    if ties == "expected":
+        check_families(parsed)
     # Query and document ids are compared as strings (as in a TREC file).
     qrels_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in qrels.items()}
     run_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in run.items()}
+    resolved = resolve_gmax(parsed, qrels_s)  # gains and beyond: err's automatic gmax
     out: dict[str, dict[str, float]] = {}
     for qid in sorted(qrels_s):  # code point order = UTF-8 byte order
         judgments = Judgments.from_mapping(qrels_s[qid])
+        if ties == "expected":
+            out[qid] = expected_scores(
+                run_s.get(qid, {}),
+                judgments,
+                parsed,
+                METRIC_FUNCTIONS,
+                relevance_level,
+                max_docs=max_docs,
+                judged_only=judged_only,
+            )
+            continue
         ranking = rank(
             run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
         )
         out[qid] = {
-            m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, m, relevance_level)
-            for m in parsed
+            m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, r, relevance_level)
+            for m, r in zip(parsed, resolved)
         }
     return out
 
@@ -110,6 +173,8 @@ def aggregate(metric: Metric, per_query_values: Iterable[float]) -> float:
     order), so pass them in sorted query order to reproduce its rounding.
     """
     values = list(per_query_values)
+    if metric.aggregate == "gmean":  # trec_eval part A: gm_map, gm_bpref
+        return geometric_mean(values)
     total = 0.0
     for v in values:
         total += v

@@ -14,6 +14,7 @@
 
 pub mod bpref;
 pub mod counts;
+pub mod expected;
 pub mod f1;
 pub mod hits;
 pub mod map;
@@ -22,8 +23,27 @@ pub mod ndcg;
 pub mod precision;
 pub mod r_precision;
 pub mod recall;
+// -- trec_eval part A --
+pub mod geomean;
+pub mod infap;
+pub mod iprec;
+pub mod rprec_mult;
+pub mod set_measures;
+pub mod unjudged;
+// -- end trec_eval part A --
+// -- gains and beyond --
+pub mod auc;
+pub mod err;
+pub mod first_rel;
+pub mod g;
+pub mod gains;
+pub mod judged;
+pub mod ndcg_rel;
+pub mod rbp;
+// -- end gains and beyond --
 
 use crate::core::error::{Error, Result};
+pub use expected::TieGroups;
 
 /// One query as the kernels see it.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +54,9 @@ pub struct Query<'a> {
     pub judged: &'a [f64],
     /// Positive labels of the judged documents, largest first.
     pub ideal: &'a [f64],
+    /// `ties="expected"` only: the groups of tied documents (see
+    /// `expected.rs`); empty (`TieGroups::default()`) otherwise.
+    pub ties: TieGroups<'a>,
 }
 
 #[inline]
@@ -79,6 +102,34 @@ pub enum Family {
     NumRet,
     NumRel,
     NumRelRet,
+    // -- trec_eval part A --
+    SetF,
+    SetMap,
+    RelativePrecision,
+    Utility,
+    RprecMult,
+    NumNonrelJudgedRet,
+    NumQ,
+    IprecAtRecall,
+    IprecAvg,
+    InfAp,
+    GmMap,
+    GmBpref,
+    Unjudged,
+    // -- end trec_eval part A --
+    // -- gains and beyond --
+    BinG,
+    G,
+    NdcgRel,
+    Rndcg,
+    Rbp,
+    RbpResid,
+    Err,
+    Judged,
+    Auc,
+    FirstRelRank,
+    Fallout,
+    // -- end gains and beyond --
 }
 
 impl Family {
@@ -100,18 +151,92 @@ impl Family {
             "num_ret" => Family::NumRet,
             "num_rel" => Family::NumRel,
             "num_rel_ret" => Family::NumRelRet,
+            // -- trec_eval part A --
+            "set_f" => Family::SetF,
+            "set_map" => Family::SetMap,
+            "relative_precision" => Family::RelativePrecision,
+            "utility" => Family::Utility,
+            "rprec_mult" => Family::RprecMult,
+            "num_nonrel_judged_ret" => Family::NumNonrelJudgedRet,
+            "num_q" => Family::NumQ,
+            "iprec_at_recall" => Family::IprecAtRecall,
+            "iprec_avg" => Family::IprecAvg,
+            "inf_ap" => Family::InfAp,
+            "gm_map" => Family::GmMap,
+            "gm_bpref" => Family::GmBpref,
+            "unjudged" => Family::Unjudged,
+            // -- end trec_eval part A --
+            // -- gains and beyond --
+            "bin_g" => Family::BinG,
+            "g" => Family::G,
+            "ndcg_rel" => Family::NdcgRel,
+            "rndcg" => Family::Rndcg,
+            "rbp" => Family::Rbp,
+            "rbp_resid" => Family::RbpResid,
+            "err" => Family::Err,
+            "judged" => Family::Judged,
+            "auc" => Family::Auc,
+            "first_rel_rank" => Family::FirstRelRank,
+            "fallout" => Family::Fallout,
+            // -- end gains and beyond --
             _ => return None,
         })
     }
 
     fn takes_cutoff(self) -> bool {
         !matches!(self, Family::RPrecision | Family::Bpref | Family::NumRel)
+            // -- trec_eval part A --
+            && !matches!(
+                self,
+                Family::SetF
+                    | Family::SetMap
+                    | Family::Utility
+                    | Family::RprecMult
+                    | Family::NumQ
+                    | Family::IprecAtRecall
+                    | Family::IprecAvg
+                    | Family::InfAp
+                    | Family::GmMap
+                    | Family::GmBpref
+            )
+            // -- gains and beyond --
+            && !matches!(
+                self,
+                Family::BinG | Family::G | Family::NdcgRel | Family::Rndcg
+            )
+    }
+
+    // -- gains and beyond --
+    /// Families taking custom gains per label (`gainL` parameters).
+    fn takes_gains(self) -> bool {
+        matches!(
+            self,
+            Family::Ndcg | Family::Dcg | Family::G | Family::NdcgRel | Family::Rndcg | Family::Rbp
+        )
     }
 
     /// The named numeric parameters the family takes, with their defaults
     /// (mirrors `FAMILIES[...].params` in `python/ranklens/_names.py`).
     fn params(self) -> &'static [(&'static str, f64)] {
-        &[]
+        match self {
+            // -- trec_eval part A --
+            Family::SetF => &[("beta", 1.0)],
+            Family::Utility => &[
+                ("a", 1.0),
+                ("b", -1.0),
+                ("c", 0.0),
+                ("d", 0.0),
+                ("num_docs", 0.0),
+            ],
+            Family::RprecMult => &[("mult", 1.0)],
+            Family::IprecAtRecall => &[("recall", 0.0), ("version", 10.0)],
+            Family::IprecAvg => &[("lo", 0.0), ("hi", 1.0), ("step", 0.1), ("version", 10.0)],
+            // -- end trec_eval part A --
+            // -- gains and beyond --
+            Family::Rbp | Family::RbpResid => &[("p", 0.9)],
+            Family::Err => &[("gmax", 0.0)],
+            _ => &[],
+        }
     }
 }
 
@@ -123,6 +248,8 @@ pub struct MetricSpec {
     pub k: Option<usize>,
     pub level: Option<f64>,
     params: Vec<(&'static str, f64)>,
+    /// Custom gains `(label, gain)` from `gainL` parameters (gains and beyond).
+    gains: Vec<(f64, f64)>,
 }
 
 impl MetricSpec {
@@ -137,7 +264,19 @@ impl MetricSpec {
         let family = Family::from_name(name)
             .ok_or_else(|| Error::InvalidMetric(format!("unknown metric family {name:?}")))?;
         let mut values: Vec<(&'static str, f64)> = family.params().to_vec();
+        let mut gains: Vec<(f64, f64)> = Vec::new();
         for (key, value) in params {
+            // -- gains and beyond --
+            if let Some(label) = gains::parse_key(key).filter(|_| family.takes_gains()) {
+                if !value.is_finite() {
+                    return Err(Error::InvalidMetric(format!(
+                        "{name}: {key} must be finite"
+                    )));
+                }
+                gains.retain(|(l, _)| *l != label);
+                gains.push((label, *value));
+                continue;
+            }
             let Some(slot) = values.iter_mut().find(|(k, _)| k == key) else {
                 return Err(Error::InvalidMetric(format!(
                     "{name} takes no parameter {key:?}"
@@ -170,6 +309,7 @@ impl MetricSpec {
             k,
             level,
             params: values,
+            gains,
         })
     }
 
@@ -186,6 +326,9 @@ impl MetricSpec {
     pub fn compute(&self, q: &Query<'_>, level: f64) -> f64 {
         let level = self.level.unwrap_or(level);
         let k = self.k;
+        if !q.ties.is_empty() {
+            return expected::compute(self.family, q, k, level);
+        }
         match self.family {
             Family::Precision => precision::precision(q, k, level),
             Family::Recall => recall::recall(q, k, level),
@@ -194,14 +337,53 @@ impl MetricSpec {
             Family::HitRate => hits::hit_rate(q, k, level),
             Family::Mrr => mrr::mrr(q, k, level),
             Family::Map => map::average_precision(q, k, level),
+            Family::Ndcg if !self.gains.is_empty() => gains::ndcg(q, k, &self.gains),
             Family::Ndcg => ndcg::ndcg(q, k, ndcg::Gain::Label),
             Family::NdcgBurges => ndcg::ndcg(q, k, ndcg::Gain::Exponential),
+            Family::Dcg if !self.gains.is_empty() => gains::dcg(q, k, &self.gains),
             Family::Dcg => ndcg::dcg(q, k, ndcg::Gain::Label),
             Family::RPrecision => r_precision::r_precision(q, level),
             Family::Bpref => bpref::bpref(q, level),
             Family::NumRet => counts::num_ret(q, k),
             Family::NumRel => counts::num_rel(q, level),
             Family::NumRelRet => counts::num_rel_ret(q, k, level),
+            // -- trec_eval part A --
+            Family::SetF => set_measures::set_f(q, level, self.param("beta")),
+            Family::SetMap => set_measures::set_map(q, level),
+            Family::RelativePrecision => set_measures::relative_precision(q, k, level),
+            Family::Utility => set_measures::utility(
+                q,
+                level,
+                ["a", "b", "c", "d", "num_docs"].map(|p| self.param(p)),
+            ),
+            Family::RprecMult => rprec_mult::rprec_mult(q, level, self.param("mult")),
+            Family::NumNonrelJudgedRet => set_measures::num_nonrel_judged_ret(q, k, level),
+            Family::NumQ => 1.0,
+            Family::IprecAtRecall => {
+                iprec::iprec_at_recall(q, level, self.param("recall"), self.param("version"))
+            }
+            Family::IprecAvg => {
+                let pts = iprec::points(self.param("lo"), self.param("hi"), self.param("step"));
+                iprec::iprec_avg(q, level, &pts, self.param("version"))
+            }
+            Family::InfAp => infap::inf_ap(q, level),
+            Family::GmMap => map::average_precision(q, None, level),
+            Family::GmBpref => bpref::bpref(q, level),
+            Family::Unjudged => unjudged::unjudged(q, k),
+            // -- end trec_eval part A --
+            // -- gains and beyond --
+            Family::BinG => g::bin_g(q, level),
+            Family::G => g::g(q, &self.gains),
+            Family::NdcgRel => ndcg_rel::ndcg_rel(q, &self.gains),
+            Family::Rndcg => ndcg_rel::rndcg(q, &self.gains, level),
+            Family::Rbp => rbp::rbp(q, k, &self.gains, self.param("p")),
+            Family::RbpResid => rbp::rbp_resid(q, k, self.param("p")),
+            Family::Err => err::err(q, k, self.param("gmax")),
+            Family::Judged => judged::judged(q, k),
+            Family::Auc => auc::auc(q, k, level),
+            Family::FirstRelRank => first_rel::first_rel_rank(q, k, level),
+            Family::Fallout => first_rel::fallout(q, k, level),
+            // -- end gains and beyond --
         }
     }
 }
@@ -233,6 +415,7 @@ pub(crate) mod testutil {
                 ranked: &self.ranked,
                 judged: &self.judged,
                 ideal: &self.ideal,
+                ties: Default::default(),
             }
         }
     }

@@ -20,7 +20,7 @@ pub enum Gain {
 }
 
 #[inline]
-fn gain(label: f64, g: Gain) -> f64 {
+pub(crate) fn gain(label: f64, g: Gain) -> f64 {
     if label > 0.0 {
         match g {
             Gain::Label => label,
@@ -32,7 +32,7 @@ fn gain(label: f64, g: Gain) -> f64 {
 }
 
 #[inline]
-fn discount(i: usize) -> f64 {
+pub(crate) fn discount(i: usize) -> f64 {
     ((i + 2) as f64).log2()
 }
 
