@@ -10,13 +10,16 @@
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import Results, evaluate
+from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
+from ranklens._score import score, score_batch, score_frame
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
 
 __all__ = [
     "Comparison",
+    "Explanation",
     "Metric",
     "ParseError",
     "Qrels",
@@ -27,6 +30,10 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "explain",
     "parse_metric",
     "parse_metrics",
+    "score",
+    "score_batch",
+    "score_frame",
 ]

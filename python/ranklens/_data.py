@@ -29,6 +29,7 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._io import QrelsIO, RunIO
 from ranklens.errors import RanklensInputError
 
 __all__ = ["Qrels", "Run"]
@@ -140,7 +141,7 @@ class _Side:
         return f"{type(self).__name__}({len(self)} queries, {self.num_rows} rows)"
 
 
-class Qrels(_Side):
+class Qrels(QrelsIO, _Side):
     """Relevance judgments: per query, document id -> label (int or float).
 
     Labels are kept exactly as given (float labels are not truncated).  A
@@ -203,7 +204,10 @@ class Qrels(_Side):
         groups satisfied in the top k / k; mrr = 1 / rank of the first satisfied
         group; AP and nDCG are computed on the ranking relabelled that way, with
         R = number of groups and the ideal ranking holding one member per group.
-        With singleton groups every metric equals the ordinary one.
+        The judged pool (bpref's N, fallout) holds each group's label once and a
+        judged non-relevant 0 for each of its other members.  With singleton
+        groups every metric equals the ordinary one.  :meth:`groups` gives the
+        groups back.
 
         >>> qrels = Qrels.from_groups({"q1": [["test-1", "test-2"], ["test-3"]]})
         """
@@ -240,8 +244,31 @@ class Qrels(_Side):
         """Whether these qrels hold grouped ground truth (see ``from_groups``)."""
         return len(self._extra) > 0
 
+    def groups(self) -> dict[str, list[tuple[float, list[str]]]]:
+        """Grouped ground truth back: ``{query_id: [(label, [doc ids]), ...]}``.
 
-class Run(_Side):
+        Groups in their given order, members in storage order.  Plain qrels give
+        one group per document (``[(label, [doc])]``), which evaluates the same.
+        """
+        vocab = self.doc_vocabulary
+        offsets = self._offsets.tolist()
+        docs = self._doc_ids.tolist()
+        labels = self._values.tolist()
+        extra = self._extra.tolist() if self.grouped else None
+        out: dict[str, list[tuple[float, list[str]]]] = {}
+        for i, q in enumerate(self.query_ids):
+            a, b = offsets[i], offsets[i + 1]
+            if extra is None:
+                out[q] = [(labels[j], [vocab[docs[j]]]) for j in range(a, b)]
+                continue
+            by_group: dict[int, tuple[float, list[str]]] = {}
+            for j in range(a, b):
+                by_group.setdefault(extra[j], (labels[j], []))[1].append(vocab[docs[j]])
+            out[q] = [by_group[g] for g in sorted(by_group)]
+        return out
+
+
+class Run(RunIO, _Side):
     """Rankings: per query, document id -> score, or a ranked list of ids.
 
     ``Run({"q1": {"d1": 12.5, "d3": 9.1}})`` ranks by score descending, ties

@@ -196,8 +196,16 @@ def evaluate(
 
         qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
         rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
+        groups = q.groups() if q.grouped else None  # grouped ground truth (RAG)
         per = evaluate_reference(
-            qd, rd, ms, level, judged_only=bool(judged_only), max_docs=max_docs, ties=ties
+            qd,
+            rd,
+            ms,
+            level,
+            judged_only=bool(judged_only),
+            max_docs=max_docs,
+            ties=ties,
+            groups=groups,
         )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)

@@ -102,6 +102,7 @@ FAMILIES: dict[str, _Family] = {
         _Family("auc", "optional", True, "mean", "ROC AUC of rel vs judged non-rel"),
         _Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
         _Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
+        _Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
     ]
 }
 
@@ -177,6 +178,9 @@ _ALIASES: dict[str, str] = {
     "first_rel_rank": "first_rel_rank",
     "fallout": "fallout",
     "fall_out": "fallout",
+    # signals
+    "idcg": "idcg",
+    "is_hit": "hit_rate",
 }
 
 # trec_eval families whose cutoff is mandatory in trec_eval spelling.

@@ -1,6 +1,8 @@
 """The ``ranklens`` command line: TREC files in, a table out.
 
     ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|json]
+    ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
+    ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
 Exit status: 0 on success, 2 on a usage error, 1 on bad data (one line on
 stderr naming the file and line; nothing on stdout).
@@ -82,7 +84,19 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
     return "\n".join(lines)
 
 
+_SUBCOMMANDS = {
+    "compare": "ranklens._cli_compare",
+    "trec_eval": "ranklens._trec_eval_cli",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _SUBCOMMANDS:
+        import importlib
+
+        module = importlib.import_module(_SUBCOMMANDS[argv[0]])
+        return int(module.main(argv[1:]))
     args = _parser().parse_args(argv)
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)

@@ -1,11 +1,21 @@
 //! Building the encoded form of a run or of qrels from (query, doc, value) rows.
 //!
 //! Layout (the same for both sides, and what Python holds as numpy arrays):
-//! `queries` is a vocabulary sorted by bytes, `docs` one in first-seen order;
-//! rows of query `i` are `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`.
-//! A run's rows are kept in ranking order (score descending, then document id
-//! descending by bytes: trec_eval's order), so scoring never sorts; qrels rows are
-//! in doc id order, so a lookup is a binary search over integers.
+//! `queries` is a vocabulary sorted by bytes; rows of query `i` are
+//! `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`; `doc_ids[r]` indexes
+//! `docs`, an arena holding each row's document id string, in input order.  A
+//! run's rows are kept in ranking order (score descending, then document id
+//! descending by bytes: trec_eval's order), so scoring never sorts; qrels rows
+//! keep their input order.
+//!
+//! Why an arena per row and not a deduplicated document vocabulary: interning
+//! 10M run rows with ~2M distinct random ids cost two cache misses a row (hash
+//! table, then the string to compare): 4-10 s of a 10M-line load that otherwise
+//! parses in ~1 s, and the global join against the qrels cost as much again at
+//! every evaluation.  Documents only ever meet within a query, so nothing needs
+//! a global id: ties compare the bytes of the tied rows, duplicates are found
+//! per query by hash then bytes, and `eval.rs` joins a query's run rows to its
+//! judgments through a small per-query hash table.
 //!
 //! `extra` is one `u32` per row or empty: for a run, each row's position in the
 //! input (file or dict order) of its query, which `ties="input"` needs; for
@@ -17,7 +27,9 @@
 
 use crate::core::error::{show, Error, Result};
 use crate::core::vocab::{Interner, OwnedVocab};
+use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
+use std::hash::BuildHasher;
 
 /// Which side the rows describe: decides the row order and the checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,23 +51,26 @@ pub struct Encoded {
     pub extra: Vec<u32>,
 }
 
-/// One row while building: (doc id, value, extra).
-type Row = (u32, f64, u32);
-
 /// Collects rows in any order; `finish` groups, sorts and checks them.
+///
+/// Rows are kept as parallel arrays in input order (document id bytes in an
+/// arena, values) plus the list of *blocks*: maximal runs of consecutive rows
+/// of one query.  Input grouped by query (TREC files, dicts) is one block per
+/// query, so `finish` never scatters rows; interleaved input just has more
+/// blocks.  Peak memory is the arena plus ~32 bytes a row.
 pub struct Builder {
     kind: Kind,
     round_f32: bool,
     queries: Interner,
-    docs: Interner,
-    rows_q: Vec<u32>,
-    rows_d: Vec<u32>,
-    rows_v: Vec<f64>,
-    /// Run: input position within the query; grouped qrels: group index.
-    rows_x: Vec<u32>,
-    /// Run: rows seen so far per (first-seen) query id.
-    seen: Vec<u32>,
-    grouped: bool,
+    /// Each row's document id, in input order (row `r` is `doc_bytes[doc_starts[r]
+    /// ..doc_starts[r + 1]]`).
+    doc_bytes: Vec<u8>,
+    doc_starts: Vec<i64>,
+    values: Vec<f64>,
+    /// Grouped qrels only: each row's group index within its query.
+    groups: Vec<u32>,
+    /// (query, first row) of each block of consecutive rows of one query.
+    blocks: Vec<(u32, u32)>,
 }
 
 impl Builder {
@@ -66,21 +81,17 @@ impl Builder {
             kind,
             round_f32,
             queries: Interner::new(),
-            docs: Interner::new(),
-            rows_q: Vec::new(),
-            rows_d: Vec::new(),
-            rows_v: Vec::new(),
-            rows_x: Vec::new(),
-            seen: Vec::new(),
-            grouped: false,
+            doc_bytes: Vec::new(),
+            doc_starts: vec![0],
+            values: Vec::new(),
+            groups: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
     pub fn reserve(&mut self, rows: usize) {
-        self.rows_q.reserve(rows);
-        self.rows_d.reserve(rows);
-        self.rows_v.reserve(rows);
-        self.rows_x.reserve(rows);
+        self.doc_starts.reserve(rows);
+        self.values.reserve(rows);
     }
 
     /// Register a query (it exists even if it gets no rows: an empty ranking).
@@ -90,18 +101,12 @@ impl Builder {
 
     /// Add a row for a query id returned by [`Builder::query`].
     pub fn row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
-        let x = match self.kind {
-            Kind::Run => {
-                let i = q as usize;
-                if self.seen.len() <= i {
-                    self.seen.resize(i + 1, 0);
-                }
-                self.seen[i] += 1;
-                self.seen[i] - 1
-            }
-            Kind::Qrels => 0,
-        };
-        self.push_row(q, doc, value, x)
+        if !self.groups.is_empty() {
+            return Err(Error::InvalidInput(
+                "grouped qrels cannot mix grouped and plain rows".into(),
+            ));
+        }
+        self.push_row(q, doc, value)
     }
 
     /// Add a qrels row that belongs to group `group` (an index local to the
@@ -110,11 +115,17 @@ impl Builder {
         if self.kind != Kind::Qrels {
             return Err(Error::InvalidInput("only qrels rows can be grouped".into()));
         }
-        self.grouped = true;
-        self.push_row(q, doc, label, group)
+        if self.groups.len() != self.values.len() {
+            return Err(Error::InvalidInput(
+                "grouped qrels cannot mix grouped and plain rows".into(),
+            ));
+        }
+        self.push_row(q, doc, label)?;
+        self.groups.push(group);
+        Ok(())
     }
 
-    fn push_row(&mut self, q: u32, doc: &[u8], value: f64, x: u32) -> Result<()> {
+    fn push_row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
         if !value.is_finite() {
             return Err(Error::NonFinite {
                 query: show(self.queries.get(q)),
@@ -130,11 +141,18 @@ impl Builder {
         if self.round_f32 && self.kind == Kind::Run {
             v = (v as f32) as f64;
         }
-        let d = self.docs.intern(doc)?;
-        self.rows_q.push(q);
-        self.rows_d.push(d);
-        self.rows_v.push(v);
-        self.rows_x.push(x);
+        let r = self.values.len();
+        if r >= u32::MAX as usize {
+            return Err(Error::InvalidInput(
+                "more than 4,294,967,294 rows on one side".into(),
+            ));
+        }
+        if self.blocks.last().map_or(true, |b| b.0 != q) {
+            self.blocks.push((q, r as u32));
+        }
+        self.doc_bytes.extend_from_slice(doc);
+        self.doc_starts.push(self.doc_bytes.len() as i64);
+        self.values.push(v);
         Ok(())
     }
 
@@ -148,38 +166,61 @@ impl Builder {
         let Builder {
             kind,
             queries,
-            docs,
-            rows_q,
-            rows_d,
-            rows_v,
-            rows_x,
-            grouped,
+            doc_bytes,
+            doc_starts,
+            values,
+            groups,
+            blocks,
             ..
         } = self;
+        let n = values.len();
         let (queries, qmap) = queries.into_sorted();
-        let docs = docs.into_vocab();
         let nq = qmap.len();
+        let docs = OwnedVocab {
+            bytes: doc_bytes,
+            offsets: doc_starts,
+        };
 
-        // Counting sort of rows by (renumbered) query.
+        // Blocks in final query order (input order within a query).
+        let block_end =
+            |i: usize, blocks: &[(u32, u32)]| blocks.get(i + 1).map_or(n as u32, |b| b.1);
+        let mut spans: Vec<(u32, u32, u32)> = (0..blocks.len())
+            .map(|i| {
+                (
+                    qmap[blocks[i].0 as usize],
+                    blocks[i].1,
+                    block_end(i, &blocks),
+                )
+            })
+            .collect();
+        drop(blocks);
+        spans.sort_unstable();
         let mut offsets = vec![0i64; nq + 1];
-        for &q in &rows_q {
-            offsets[qmap[q as usize] as usize + 1] += 1;
+        for &(q, a, b) in &spans {
+            offsets[q as usize + 1] += (b - a) as i64;
         }
         for i in 0..nq {
             offsets[i + 1] += offsets[i];
         }
-        let mut fill: Vec<i64> = offsets[..nq].to_vec();
-        let mut rows: Vec<Row> = vec![(0, 0.0, 0); rows_q.len()];
-        for (((&q, &d), &v), &x) in rows_q.iter().zip(&rows_d).zip(&rows_v).zip(&rows_x) {
-            let slot = &mut fill[qmap[q as usize] as usize];
-            rows[*slot as usize] = (d, v, x);
-            *slot += 1;
+        // (input row, position within its query in input order), grouped by query.
+        let mut rows: Vec<(u32, u32)> = Vec::with_capacity(n);
+        let mut last_q = u32::MAX;
+        let mut pos = 0u32;
+        for &(q, a, b) in &spans {
+            if q != last_q {
+                last_q = q;
+                pos = 0;
+            }
+            for r in a..b {
+                rows.push((r, pos));
+                pos += 1;
+            }
         }
-        drop((rows_q, rows_d, rows_v, rows_x, fill));
+        drop(spans);
 
-        // Per query: order and check duplicates, in parallel.
-        let mut chunks: Vec<(usize, &mut [Row])> = Vec::with_capacity(nq);
-        let mut rest: &mut [Row] = &mut rows;
+        // Per query: check duplicates and (runs) sort, in parallel.
+        let mut chunks: Vec<(usize, &mut [(u32, u32)])> = Vec::with_capacity(nq);
+        let mut rest: &mut [(u32, u32)] = &mut rows;
         for (qi, w) in offsets.windows(2).enumerate() {
             let (head, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
             chunks.push((qi, head));
@@ -187,55 +228,59 @@ impl Builder {
         }
         let qv = queries.view();
         let dv = docs.view();
+        let hasher = DefaultHashBuilder::default();
+        let vals = &values;
         chunks.par_iter_mut().try_for_each_init(
             Vec::new,
-            |scratch: &mut Vec<u32>, (qi, chunk)| {
-                let dup = |d: u32| Error::DuplicateDocument {
-                    query: show(qv.get(*qi)),
-                    doc: show(dv.get(d as usize)),
-                };
-                match kind {
-                    Kind::Qrels => {
-                        chunk.sort_unstable_by_key(|r| r.0);
-                        if let Some(w) = chunk.windows(2).find(|w| w[0].0 == w[1].0) {
-                            return Err(dup(w[0].0));
-                        }
-                    }
-                    Kind::Run => {
-                        scratch.clear();
-                        scratch.extend(chunk.iter().map(|r| r.0));
-                        scratch.sort_unstable();
-                        if let Some(w) = scratch.windows(2).find(|w| w[0] == w[1]) {
-                            return Err(dup(w[0]));
-                        }
-                        // Strings are compared only between documents with equal scores.
-                        chunk.sort_unstable_by(|a, b| {
-                            b.1.total_cmp(&a.1)
-                                .then_with(|| dv.get(b.0 as usize).cmp(dv.get(a.0 as usize)))
+            |scratch: &mut Vec<(u64, u32)>, (qi, chunk)| {
+                // Duplicates: sort (hash, row) pairs; equal hashes are compared
+                // by bytes, so a hash collision is never mistaken for one.
+                scratch.clear();
+                scratch.extend(
+                    chunk
+                        .iter()
+                        .map(|r| (hasher.hash_one(dv.get(r.0 as usize)), r.0)),
+                );
+                scratch.sort_unstable();
+                for (i, a) in scratch.iter().enumerate() {
+                    let bytes = dv.get(a.1 as usize);
+                    let mut same_hash = scratch[i + 1..].iter().take_while(|b| b.0 == a.0);
+                    if same_hash.any(|b| dv.get(b.1 as usize) == bytes) {
+                        return Err(Error::DuplicateDocument {
+                            query: show(qv.get(*qi)),
+                            doc: show(bytes),
                         });
                     }
+                }
+                if kind == Kind::Run {
+                    // Score descending, then document id descending by bytes;
+                    // strings are compared only between equal scores.
+                    chunk.sort_unstable_by(|a, b| {
+                        let (va, vb) = (vals[a.0 as usize], vals[b.0 as usize]);
+                        vb.total_cmp(&va)
+                            .then_with(|| dv.get(b.0 as usize).cmp(dv.get(a.0 as usize)))
+                    });
                 }
                 Ok(())
             },
         )?;
         drop(chunks);
-        let keep_extra = kind == Kind::Run || grouped;
-        let mut doc_ids = Vec::with_capacity(rows.len());
-        let mut values = Vec::with_capacity(rows.len());
-        let mut extra = Vec::with_capacity(if keep_extra { rows.len() } else { 0 });
-        for (d, v, x) in rows {
-            doc_ids.push(d);
-            values.push(v);
-            if keep_extra {
-                extra.push(x);
+        let out_values: Vec<f64> = rows.par_iter().map(|r| values[r.0 as usize]).collect();
+        drop(values);
+        let extra: Vec<u32> = match kind {
+            Kind::Run => rows.par_iter().map(|r| r.1).collect(),
+            Kind::Qrels if !groups.is_empty() => {
+                rows.par_iter().map(|r| groups[r.0 as usize]).collect()
             }
-        }
+            Kind::Qrels => Vec::new(),
+        };
+        let doc_ids: Vec<u32> = rows.into_par_iter().map(|r| r.0).collect();
         Ok(Encoded {
             queries,
             docs,
             offsets,
             doc_ids,
-            values,
+            values: out_values,
             extra,
         })
     }

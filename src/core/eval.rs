@@ -5,19 +5,20 @@
 //! queries are reported, not scored.
 //!
 //! Per query the relevance vector (label at each rank) is built once and every
-//! requested metric and cutoff reads it.  Documents are joined once per call:
-//! every run doc id is looked up in a hash table of the (smaller) qrels doc
-//! vocabulary, in parallel (`vocab::join`); a query's qrels rows are sorted by
-//! qrels doc id, so each ranked document's label is then a binary search over a
-//! handful of integers.
+//! requested metric and cutoff reads it.  Documents are joined per query: the
+//! query's judged documents are hashed into a small sorted table, and each
+//! ranked document's label is a binary search by hash, confirmed on the bytes
+//! (see `encode.rs` for why there is no global document vocabulary).
 //!
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
 use crate::core::error::{show, Error, Result};
 use crate::core::metrics::{expected, MetricSpec, Query, TieGroups};
-use crate::core::vocab::{align, join, Vocab, NONE};
+use crate::core::vocab::{align, Vocab, NONE};
+use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
+use std::hash::BuildHasher;
 
 /// One encoded side (run or qrels), borrowed: see `encode.rs` for the layout.
 #[derive(Clone, Copy, Debug)]
@@ -151,11 +152,17 @@ impl Options {
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
-    /// The query's judged documents: (qrels doc id, label,
+    /// The query's judged documents: (hash of the doc id, row within the
+    /// query's qrels rows), sorted; with the matching label and
     /// group), sorted by run doc id.
-    judged: Vec<(u32, f64, u32)>,
+    judged: Vec<(u64, u32)>,
     /// Grouped qrels: the label of each group, and whether it is satisfied.
     group_labels: Vec<f64>,
+    /// Grouped qrels: the judged pool the kernels see: each group's label once,
+    /// and a judged non-relevant 0 for each of its other members (what they
+    /// become when retrieved), so that pool counts (bpref's N, fallout) cover
+    /// every judged non-relevant document a ranking can hold.
+    pool: Vec<f64>,
     satisfied: Vec<bool>,
     /// `Ties::Expected`, grouped qrels: the tie group each group was satisfied in.
     satisfied_in: Vec<usize>,
@@ -173,7 +180,9 @@ struct Scratch {
 /// one unit of needed information with one label.  It is satisfied at the rank
 /// of its first retrieved member, which carries the group's label; later members
 /// of a satisfied group count as judged non-relevant (label 0).  R counts
-/// groups, and the ideal ranking holds one member per group.
+/// groups, and the ideal ranking holds one member per group.  The judged pool
+/// (bpref's N, fallout's denominator) holds each group's label once and a 0 for
+/// each of its other members.
 ///
 /// `Ties::Expected` (see `metrics/expected.rs` for the closed forms): the tie
 /// groups are the runs of equal scores of the ranking, after `judged_only`
@@ -209,8 +218,7 @@ pub fn evaluate(
         }
     }
     let qmap = align(qrels.queries, run.queries);
-    // run doc id -> qrels doc id (or NONE)
-    let rmap = join(run.docs, qrels.docs);
+    let hasher = DefaultHashBuilder::default();
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
         if r != NONE {
@@ -239,9 +247,13 @@ pub fn evaluate(
             let (jdocs, jlabels, jgroups) = qrels.rows(qi);
             let grouped = !jgroups.is_empty();
             s.judged.clear();
-            for (i, (&d, &l)) in jdocs.iter().zip(jlabels).enumerate() {
-                s.judged.push((d, l, if grouped { jgroups[i] } else { 0 }));
-            }
+            s.judged.extend(
+                jdocs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &d)| (hasher.hash_one(qrels.docs.get(d as usize)), i as u32)),
+            );
+            s.judged.sort_unstable();
             if grouped {
                 let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
                 s.group_labels.clear();
@@ -254,6 +266,12 @@ pub fn evaluate(
                 s.satisfied.resize(n, false);
                 s.satisfied_in.clear();
                 s.satisfied_in.resize(n, 0);
+            }
+            if grouped {
+                s.pool.clear();
+                s.pool.extend_from_slice(&s.group_labels);
+                let extra_members = jgroups.len().saturating_sub(s.group_labels.len());
+                s.pool.resize(s.pool.len() + extra_members, 0.0);
             }
             let judged_labels: &[f64] = if grouped { &s.group_labels } else { jlabels };
             s.ideal.clear();
@@ -306,11 +324,17 @@ pub fn evaluate(
                     if p > 0 && scores[i] != scores[s.order[p - 1]] {
                         tie += 1;
                     }
-                    // NONE (not in the qrels at all) is never found.
-                    let qdoc = rmap[rdocs[i] as usize];
-                    let label = match s.judged.binary_search_by_key(&qdoc, |e| e.0) {
-                        Ok(j) => {
-                            let (_, l, g) = s.judged[j];
+                    let doc = run.docs.get(rdocs[i] as usize);
+                    let h = hasher.hash_one(doc);
+                    let first = s.judged.partition_point(|e| e.0 < h);
+                    let found = s.judged[first..]
+                        .iter()
+                        .take_while(|e| e.0 == h)
+                        .map(|e| e.1 as usize)
+                        .find(|&j| qrels.docs.get(jdocs[j] as usize) == doc);
+                    let label = match found {
+                        Some(j) => {
+                            let (l, g) = (jlabels[j], if grouped { jgroups[j] } else { 0 });
                             if grouped {
                                 let g = g as usize;
                                 if s.satisfied[g] {
@@ -334,7 +358,7 @@ pub fn evaluate(
                                 l
                             }
                         }
-                        Err(_) => f64::NAN,
+                        None => f64::NAN,
                     };
                     // judged_only: NaN (not in the qrels) fails the test too.
                     if !opts.judged_only || label >= 0.0 {
@@ -361,7 +385,7 @@ pub fn evaluate(
             }
             let q = Query {
                 ranked: &s.ranked[..scored],
-                judged: if grouped { &s.group_labels } else { jlabels },
+                judged: if grouped { &s.pool } else { jlabels },
                 ideal: &s.ideal,
                 ties: Default::default(),
             };

@@ -2,14 +2,17 @@
 //!
 //! * `vocab`   — string ids to integers in byte order, and merging two vocabularies;
 //! * `encode`  — rows to the encoded layout (offsets + flat arrays), sorted once;
+//! * `columns` — the same from column chunks in Arrow layouts (data frames, Arrow);
 //! * `eval`    — aligning qrels and run, the per-query relevance vector, the
 //!   parallel loop over queries;
 //! * `metrics` — one file per metric family, plain functions over one query.
 
+pub mod columns;
 pub mod encode;
 pub mod error;
 pub mod eval;
 pub mod metrics;
 pub mod stats;
+pub mod tokens;
 pub mod trec;
 pub mod vocab;

@@ -688,6 +688,14 @@ mod tests {
             .collect()
     }
 
+    fn distinct_docs(e: &Encoded) -> usize {
+        let v = e.docs.view();
+        (0..v.len())
+            .map(|i| v.get(i))
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    }
+
     /// The same rows in the same stored order, compared as strings: a file
     /// written in ranking order and read back numbers its documents in that
     /// order, and its input positions are the ranking positions.
@@ -860,7 +868,9 @@ mod tests {
         let t = parse(&text, Kind::Run).unwrap();
         assert_eq!(t.encoded.offsets.len(), 51);
         assert_eq!(t.encoded.doc_ids.len(), 100_000);
-        assert_eq!(t.encoded.docs.offsets.len(), 2001);
+        // One arena entry per row; 2000 distinct document ids among them.
+        assert_eq!(t.encoded.docs.offsets.len(), 100_001);
+        assert_eq!(distinct_docs(&t.encoded), 2000);
     }
 
     #[test]
@@ -1004,7 +1014,8 @@ mod tests {
             let e = &t.encoded;
             assert_eq!(e.offsets.len() - 1, nq, "{name}");
             assert_eq!(e.doc_ids.len(), nrows, "{name}");
-            assert_eq!(e.docs.offsets.len() - 1, ndocs, "{name}");
+            assert_eq!(e.docs.offsets.len() - 1, nrows, "{name}");
+            assert_eq!(distinct_docs(e), ndocs, "{name}");
             if kind == Kind::Run {
                 assert!(t.tag.is_some(), "{name}");
             }

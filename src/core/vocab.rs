@@ -1,18 +1,14 @@
-//! String ids to dense `u32` ids, and joining two vocabularies.
+//! Query ids to dense `u32` ids in byte order, and string arenas.
 //!
 //! Strings live in one arena (`bytes` + `offsets`), not one allocation each.
 //! Why not hashing ids into floats (ranx): collisions.  A hash here only finds
 //! the candidate; equality is always checked on the bytes.
 //!
-//! Query vocabularies are renumbered in byte order (few strings; results come
-//! out sorted).  Document vocabularies keep first-seen order.  A negative result
-//! first: sorting every document id by bytes, so that integer order would be
-//! trec_eval's tie-break order, cost more than everything else in loading a 10M
-//! line run (7.8M distinct ids: ~10 s of pointer-chasing comparisons, against
-//! ~1 s for the parse).  Ties are rare and small, so the encoder compares the
-//! strings of tied documents only (see `encode.rs`), and the join of qrels and
-//! run documents is a hash probe of each run id into the (small) qrels table,
-//! in parallel (`join`).
+//! Query vocabularies are interned and renumbered in byte order (few strings;
+//! results come out sorted, and qrels and run queries are matched by a linear
+//! merge, `align`).  Document ids are not interned at all: see `encode.rs` for
+//! the measurements behind that (a first version interned and sorted them, and
+//! that was most of the load time).
 
 use crate::core::error::{Error, Result};
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -146,14 +142,6 @@ impl Interner {
         Ok(id as u32)
     }
 
-    /// The vocabulary in first-seen order (ids unchanged).
-    pub fn into_vocab(self) -> OwnedVocab {
-        OwnedVocab {
-            offsets: self.starts.iter().map(|&x| x as i64).collect(),
-            bytes: self.bytes,
-        }
-    }
-
     /// Renumber ids in byte order. Returns the sorted vocabulary and the map
     /// old id -> new id.
     pub fn into_sorted(self) -> (OwnedVocab, Vec<u32>) {
@@ -176,35 +164,6 @@ impl Interner {
         }
         (out, remap)
     }
-}
-
-/// For each id of `probe`, the id of the same string in `table`, or [`NONE`].
-/// Any order.  A hash table is built over `table` (make it the smaller side)
-/// and `probe` is looked up in parallel.
-pub fn join(probe: Vocab<'_>, table: Vocab<'_>) -> Vec<u32> {
-    let hasher = DefaultHashBuilder::default();
-    let mut index: HashTable<(u64, u32)> = HashTable::with_capacity(table.len());
-    for i in 0..table.len() {
-        let s = table.get(i);
-        let h = hasher.hash_one(s);
-        let dup = index
-            .find(h, |&(hh, j)| hh == h && table.get(j as usize) == s)
-            .is_some();
-        if !dup {
-            index.insert_unique(h, (h, i as u32), |&(hh, _)| hh);
-        }
-    }
-    (0..probe.len())
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|i| {
-            let s = probe.get(i);
-            let h = hasher.hash_one(s);
-            index
-                .find(h, |&(hh, j)| hh == h && table.get(j as usize) == s)
-                .map_or(NONE, |&(_, j)| j)
-        })
-        .collect()
 }
 
 /// For each id of `from`, the id of the same string in `to`, or [`NONE`].
@@ -257,21 +216,6 @@ mod tests {
             offsets: vec![0, 1, 2, 3],
         };
         assert_eq!(align(a.view(), b.view()), vec![NONE, 0, 2]);
-    }
-
-    #[test]
-    fn join_finds_equal_strings_in_any_order() {
-        let mut a = Interner::new();
-        for s in ["x", "b", "", "a"] {
-            a.intern(s.as_bytes()).unwrap();
-        }
-        let mut b = Interner::new();
-        for s in ["a", "b", "c", ""] {
-            b.intern(s.as_bytes()).unwrap();
-        }
-        let (a, b) = (a.into_vocab(), b.into_vocab());
-        assert_eq!(join(a.view(), b.view()), vec![NONE, 1, 3, 0]);
-        assert_eq!(join(b.view(), a.view()), vec![3, 1, NONE, 2]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ Conventions (trec_eval 10.0):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ranklens._names import Metric, parse_metrics
 
@@ -30,6 +30,7 @@ from ranklens._names import Metric, parse_metrics
 from . import gains as _gains
 from ._common import Judgments, Ranked, rank
 from ._expected import check_families, expected_scores
+from ._groups import grouped_reference
 from .auc import auc
 from .bpref import bpref
 from .counts import num_rel, num_rel_ret, num_ret
@@ -45,7 +46,7 @@ from .iprec import iprec_at_recall, iprec_avg  # trec_eval part A
 from .judged import judged
 from .map import average_precision
 from .mrr import mrr
-from .ndcg import ndcg_burges
+from .ndcg import idcg, ndcg_burges
 from .precision import precision
 from .r_precision import r_precision
 from .rbp import rbp, rbp_resid
@@ -108,6 +109,7 @@ METRIC_FUNCTIONS: dict[str, MetricFunction] = {
     "auc": auc,
     "first_rel_rank": first_rel_rank,
     "fallout": fallout,
+    "idcg": idcg,
 }
 
 
@@ -120,6 +122,7 @@ def evaluate_reference(
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
+    groups: Mapping[str, Sequence[tuple[float, Sequence[str]]]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Per query, for EVERY query id in qrels (in sorted order): ``{metric.name: value}``.
 
@@ -133,9 +136,23 @@ def evaluate_reference(
     drop retrieved documents not in the qrels or with a negative label, ranks
     closing up (trec_eval ``-J``).  ``"expected"``: the mean over every ordering of
     each group of equal scores, by enumeration (see :mod:`._expected`).
+
+    ``groups``: grouped ground truth (RAG), ``{query_id: [(label, [doc ids]), ...]}``
+    (see :mod:`._groups`); it replaces ``qrels``, whose keys still list the queries.
     """
     wanted = list(metrics)
     parsed = parse_metrics(wanted) if wanted else []
+    if groups is not None:
+        return grouped_reference(
+            groups,
+            run,
+            parsed,
+            relevance_level,
+            judged_only=judged_only,
+            max_docs=max_docs,
+            ties=ties,
+            functions=METRIC_FUNCTIONS,
+        )
     if ties == "expected":
         check_families(parsed)
     # Query and document ids are compared as strings (as in a TREC file).

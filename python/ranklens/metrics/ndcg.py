@@ -83,3 +83,8 @@ def ndcg_burges(
 
 def dcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
     return _discounted_sum(ranking.top(metric.k), _linear_gain)
+
+
+def idcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
+    """Ideal DCG (gain = label): the DCG of the ideal ranking cut at k."""
+    return _discounted_sum(_ideal_labels(judgments, metric.k), _linear_gain)

@@ -12,6 +12,7 @@
 //! not judged non-relevant, gain 0.  Documents not in the qrels are
 //! non-relevant (NaN here: every comparison with it is false).
 
+pub mod autorag;
 pub mod bpref;
 pub mod counts;
 pub mod expected;
@@ -130,6 +131,8 @@ pub enum Family {
     FirstRelRank,
     Fallout,
     // -- end gains and beyond --
+    /// Ideal DCG (gain = label), the denominator of nDCG.
+    Idcg,
 }
 
 impl Family {
@@ -179,6 +182,7 @@ impl Family {
             "first_rel_rank" => Family::FirstRelRank,
             "fallout" => Family::Fallout,
             // -- end gains and beyond --
+            "idcg" => Family::Idcg,
             _ => return None,
         })
     }
@@ -384,6 +388,7 @@ impl MetricSpec {
             Family::FirstRelRank => first_rel::first_rel_rank(q, k, level),
             Family::Fallout => first_rel::fallout(q, k, level),
             // -- end gains and beyond --
+            Family::Idcg => ndcg::ideal_dcg(q, k, ndcg::Gain::Label),
         }
     }
 }

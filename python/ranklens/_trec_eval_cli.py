@@ -1,0 +1,922 @@
+"""``ranklens trec_eval``: trec_eval 10.0's command line, on ranklens's numbers.
+
+    ranklens trec_eval [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-m measure[.params]]...
+                       [-Z zscores_file] [-R qrels] [-D N[.qid]] qrels_file results_file
+
+Reads the same arguments as trec_eval 10.0 and prints what it prints, byte for
+byte: measures in trec_eval's table order (not command-line order), its names
+(``P_5``, ``iprec_at_recall_0.10``, ``utility_2,-1,0,0``), its ``%-22s\\t%s\\t%6.4f``
+rows, per-query rows (``-q``) in qrels query order, then the ``all`` rows.  Every
+number comes from :func:`ranklens.evaluate` (Rust backend); this module only
+chooses the measures, aggregates as trec_eval does (in query order), and does
+what is not a metric: the ``relstring`` strings and the ``-Z`` z-scores.
+
+trec_eval 10.0 semantics reproduced here (see ``trec_eval.c``):
+
+* A qrels topic missing from the run is an error unless ``-c`` is given; with
+  ``-c`` it is scored on a one-document "bogus" ranking (``ceci_nest_pas_un_docno``,
+  not in the pool) and then ``num_ret``, ``utility``, ``unj_*``, ``rbp_resid``
+  (and the default ``relstring``) are reset, matched by exact printed name, as
+  trec_eval does; the topic is printed per query like any other.
+* Means divide by the number of qrels topics; ``num_ret``/``num_rel_ret``/
+  ``num_nonrel_judged_ret`` are sums; ``num_rel`` is a sum, except under ``-c``
+  where trec_eval recounts it from the qrels as labels ``> 0`` (not ``>= -l``).
+* ``gm_map``/``gm_bpref``: ``ln(max(x, 1e-5))`` per topic, ``exp`` of the mean.
+* Labels are truncated to integers (trec_eval's ``atol``); ``-l``, ``-M``, ``-N`` and
+  cutoffs too; real parameters are read with ``atof`` rules.
+* ``runid`` is the tag of the run file's last line.
+* ``-Z``: each topic's values become ``(x - mean) / sd`` from the z-score file
+  (``-1000000`` when missing; ``0`` when ``sd == 0`` and ``x == mean``), before
+  accumulation; names get a ``Z`` prefix.
+
+Not implemented: ``-R prefs|qrels_prefs|qrels_jg`` and the measures needing them
+(``prefs_*``, ``*_avgjg``), ``yaap``, ``ideal_dcg``; ``-D`` only selects the topic
+(no debug output); ``-h`` prints a short help.
+
+Exit status: 0 on success, 2 on a usage error (unknown flag or measure, bad
+measure parameters), 1 on bad data (one line on stderr naming file and line).
+Nothing is written to stdout on failure.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Callable, Union
+
+import numpy as np
+
+from ranklens._data import Qrels, Run
+from ranklens._evaluate import evaluate
+from ranklens._names import Metric, parse_metric
+from ranklens.errors import RanklensInputError
+
+__all__ = ["console_main", "main"]
+
+_PROG = "ranklens trec_eval"
+_MISSING_Z = -1000000.0
+_MIN_GEO_MEAN = 0.00001
+_BOGUS_DOC = "ceci_nest_pas_un_docno"
+_MAXLONG = sys.maxsize
+
+_USAGE = (
+    "Usage: ranklens trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file\n"
+    "   -h: Give full help information, including other options\n"
+    "   -q: In addition to summary evaluation, give evaluation for each query\n"
+    "   -m: calculate and print measures indicated by 'measure'\n"
+    "       ('-m all_trec' prints all qrels measures, '-m official' is default)\n"
+)
+
+_HELP = (
+    _USAGE
+    + """
+trec_eval 10.0's command line; numbers computed by ranklens.
+
+  -q            also print each query's values
+  -m measure[.params]
+                add a measure (or a nickname: official, all_trec, set); params
+                as in trec_eval: P.5,10  iprec_at_recall..1,.5  ndcg.1=3,2=9
+  -c            average over all qrels topics (a topic missing from the run is
+                scored on trec_eval's one-document bogus ranking)
+  -n            no summary (``all``) rows
+  -l N          relevance level (default 1)
+  -M N          use only the top N documents of each ranking
+  -N N          number of documents in the collection (utility)
+  -J            judged documents only
+  -Z file       print z-scores (file lines: qid measure mean stddev)
+  -R qrels      relevance format (only 'qrels' is implemented)
+  -T trec_results
+                results format (only 'trec_results')
+  -D N[.qid]    evaluate only topic qid (no debug output is printed)
+  -v            print the version and exit
+"""
+)
+
+
+class _UsageError(Exception):
+    """Bad command line: exit status 2."""
+
+
+# ---------------------------------------------------------------------------
+# C number parsing (atol / atof prefixes)
+
+_ATOL = re.compile(rb"^[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_ATOF = re.compile(
+    rb"^[ \t\n\v\f\r]*([+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    rb"|inf(?:inity)?|nan))",
+    re.IGNORECASE,
+)
+
+
+def _atol(s: str) -> int:
+    m = _ATOL.match(s.encode("utf-8", "surrogateescape"))
+    return int(m.group(1)) if m else 0
+
+
+def _atof(s: str) -> float:
+    m = _ATOF.match(s.encode("utf-8", "surrogateescape"))
+    return float(m.group(1)) if m else 0.0
+
+
+def _lround(x: float) -> int:
+    """C ``lround``: half away from zero."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
+
+# ---------------------------------------------------------------------------
+# The measure table (measures.c order)
+
+# A slot's source: a ranklens Metric, ("11pt", [Metric per recall point], points),
+# ("const", value), or ("relstring", length).
+Source = Union[Metric, tuple]
+
+
+@dataclass
+class _Slot:
+    name: str
+    source: Source
+
+
+@dataclass(frozen=True)
+class _Meas:
+    name: str
+    init: str  # "empty", "s", "cut_long", "cut_double", "p_double", "p_pair"
+    fmt: str  # "double", "long", "runid", "relstring"
+    single: bool  # printed per query
+    avg: str  # "mean", "sum", "gm", "num_q", "num_rel", "none"
+    defaults: tuple = ()  # default cutoffs / params
+    build: Callable[..., list] | None = None  # (measure, params, opts) -> slots
+    supported: bool = True
+
+
+def _m(family: str, k: int | None = None, **params: float) -> Metric:
+    return parse_metric(Metric(family, k, None, tuple(sorted(params.items()))))
+
+
+def _single(family: str) -> Callable[..., list]:
+    return lambda me, params, opts: [_Slot(me.name, _m(family))]
+
+
+def _cut_long(family: str) -> Callable[..., list]:
+    return lambda me, cuts, opts: [_Slot(f"{me.name}_{k}", _m(family, k)) for k in cuts]
+
+
+def _cut_double(family: str, key: str) -> Callable[..., list]:
+    return lambda me, cuts, opts: [
+        _Slot(f"{me.name}_{x:3.2f}", _m(family, **{key: x})) for x in cuts
+    ]
+
+
+def _p_name(me: _Meas, printable: str | None) -> str:
+    return me.name if printable is None else f"{me.name}_{printable}"
+
+
+def _build_utility(me: _Meas, p: tuple, opts: _Opts) -> list:
+    values, printable = p
+    if len(values) != 4:
+        raise _UsageError(f"measure 'utility' needs exactly 4 parameters, got {len(values)}")
+    a, b, c, d = values
+    extra = {"num_docs": float(opts.num_docs)} if opts.num_docs else {}
+    return [_Slot(_p_name(me, printable), _m("utility", a=a, b=b, c=c, d=d, **extra))]
+
+
+def _build_set_f(me: _Meas, p: tuple, opts: _Opts) -> list:
+    values, printable = p
+    return [_Slot(_p_name(me, printable), _m("set_f", beta=values[0]))]
+
+
+def _build_11pt(me: _Meas, p: tuple, opts: _Opts) -> list:
+    values, printable = p
+    metrics = [_m("iprec_at_recall", recall=x) for x in values]
+    extra = [_m("num_rel"), _m("num_rel_ret"), _m("iprec_at_recall", recall=0.0)]
+    return [_Slot(_p_name(me, printable), ("11pt", metrics, list(values), extra))]
+
+
+def _build_relstring(me: _Meas, p: tuple, opts: _Opts) -> list:
+    values, printable = p
+    return [_Slot(_p_name(me, printable), ("relstring", int(values[0])))]
+
+
+def _gains_builder(family: str) -> Callable[..., list]:
+    def build(me: _Meas, p: tuple, opts: _Opts) -> list:
+        pairs, printable = p
+        params: dict[str, float] = {}
+        for key, value in pairs:
+            body = key[1:] if key[:1] in "+-" else key
+            if body and body.isdigit() and body.isascii():
+                label = int(key)
+                if label < 0:
+                    raise _UsageError(
+                        f"measure '{me.name}': gains of negative labels are not supported"
+                    )
+                params.setdefault(f"gain{label}", value)  # the first listing wins
+            elif key == "p" and family in ("rbp", "rbp_resid"):
+                params["p"] = value  # the last listing wins
+            # trec_eval ignores any other key
+        return [_Slot(_p_name(me, printable), _m(family, **params))]
+
+    return build
+
+
+_L5 = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_R11 = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def _unsupported(name: str, init: str = "s") -> _Meas:
+    return _Meas(name, init, "double", True, "mean", supported=False)
+
+
+_MEASURES: list[_Meas] = [
+    _Meas("runid", "empty", "runid", False, "none"),
+    _Meas(
+        "num_q",
+        "s",
+        "long",
+        False,
+        "num_q",
+        build=lambda me, p, o: [_Slot("num_q", ("const", 1.0))],
+    ),
+    _Meas("num_ret", "s", "long", True, "sum", build=_single("num_ret")),
+    _Meas("num_rel", "s", "long", True, "num_rel", build=_single("num_rel")),
+    _Meas("num_rel_ret", "s", "long", True, "sum", build=_single("num_rel_ret")),
+    _Meas("map", "s", "double", True, "mean", build=_single("map")),
+    _Meas("gm_map", "s", "double", False, "gm", build=_single("gm_map")),
+    _Meas("Rprec", "s", "double", True, "mean", build=_single("r_precision")),
+    _Meas("bpref", "s", "double", True, "mean", build=_single("bpref")),
+    _Meas("recip_rank", "s", "double", True, "mean", build=_single("mrr")),
+    _Meas(
+        "iprec_at_recall",
+        "cut_double",
+        "double",
+        True,
+        "mean",
+        _R11,
+        _cut_double("iprec_at_recall", "recall"),
+    ),
+    _Meas("P", "cut_long", "double", True, "mean", _L5, _cut_long("precision")),
+    _Meas("relstring", "p_double", "relstring", True, "none", (10.0,), _build_relstring),
+    _Meas("recall", "cut_long", "double", True, "mean", _L5, _cut_long("recall")),
+    _Meas("infAP", "s", "double", True, "mean", build=_single("inf_ap")),
+    _Meas("gm_bpref", "s", "double", False, "gm", build=_single("gm_bpref")),
+    _Meas(
+        "Rprec_mult",
+        "cut_double",
+        "double",
+        True,
+        "mean",
+        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        _cut_double("rprec_mult", "mult"),
+    ),
+    _Meas("utility", "p_double", "double", True, "mean", (1.0, -1.0, 0.0, 0.0), _build_utility),
+    _Meas("11pt_avg", "p_double", "double", True, "mean", _R11, _build_11pt),
+    _Meas("binG", "s", "double", True, "mean", build=_single("bin_g")),
+    _Meas("G", "p_pair", "double", True, "mean", build=_gains_builder("g")),
+    _Meas("dcg", "p_pair", "double", True, "mean", build=_gains_builder("dcg")),
+    _unsupported("ideal_dcg", "p_pair"),
+    _Meas("ndcg", "p_pair", "double", True, "mean", build=_gains_builder("ndcg")),
+    _Meas("ndcg_rel", "p_pair", "double", True, "mean", build=_gains_builder("ndcg_rel")),
+    _Meas("Rndcg", "p_pair", "double", True, "mean", build=_gains_builder("rndcg")),
+    _Meas("ndcg_cut", "cut_long", "double", True, "mean", _L5, _cut_long("ndcg")),
+    _Meas("map_cut", "cut_long", "double", True, "mean", _L5, _cut_long("map")),
+    _Meas("relative_P", "cut_long", "double", True, "mean", _L5, _cut_long("relative_precision")),
+    _Meas("success", "cut_long", "double", True, "mean", (1, 5, 10), _cut_long("hit_rate")),
+    _Meas("set_P", "s", "double", True, "mean", build=_single("precision")),
+    _Meas("set_relative_P", "s", "double", True, "mean", build=_single("relative_precision")),
+    _Meas("set_recall", "s", "double", True, "mean", build=_single("recall")),
+    _Meas("set_map", "s", "double", True, "mean", build=_single("set_map")),
+    _Meas("set_F", "p_double", "double", True, "mean", (1.0,), _build_set_f),
+    _Meas(
+        "num_nonrel_judged_ret", "s", "long", True, "sum", build=_single("num_nonrel_judged_ret")
+    ),
+    *[
+        _unsupported(n)
+        for n in (
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+            "map_avgjg",
+        )
+    ],
+    _unsupported("P_avgjg", "cut_long"),
+    _unsupported("Rprec_mult_avgjg", "cut_double"),
+    _unsupported("yaap"),
+    _Meas("rbp", "p_pair", "double", True, "mean", build=_gains_builder("rbp")),
+    _Meas("rbp_resid", "p_pair", "double", True, "mean", build=_gains_builder("rbp_resid")),
+    _Meas("unj", "cut_long", "double", True, "mean", (5, 10, 20), _cut_long("unjudged")),
+]
+_BY_NAME = {me.name: me for me in _MEASURES}
+
+_NICKNAMES: dict[str, list[str]] = {
+    "official": [
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
+    ],
+    "set": [
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    ],
+    "all_trec": [
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
+        "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
+        "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+        "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+        "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+        "num_nonrel_judged_ret",
+    ],
+    "all_prefs": [
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+        "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    ],
+    "prefs": [
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    ],
+    "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# Options
+
+
+@dataclass
+class _Opts:
+    query: bool = False
+    complete: bool = False
+    summary: bool = True
+    judged_only: bool = False
+    level: int = 1
+    num_docs: int = 0
+    max_docs: int = _MAXLONG
+    rel_format: str = "qrels"
+    results_format: str = "trec_results"
+    zscores: str | None = None
+    debug_query: str | None = None
+    help: bool = False
+
+
+_SHORT = {  # flag -> takes an argument
+    "h": False, "v": False, "q": False, "m": True, "c": False, "l": True, "n": False,
+    "D": True, "J": False, "N": True, "M": True, "R": True, "T": True, "o": False, "Z": True,
+}  # fmt: skip
+_LONG = {  # name -> (short flag, takes an argument)
+    "help": ("h", False),
+    "version": ("v", False),
+    "query_eval_wanted": ("q", False),
+    "measure": ("m", True),
+    "complete_rel_info_wanted": ("c", False),
+    "level_for_rel": ("l", True),
+    "nosummary": ("n", False),
+    "Debug_level": ("D", True),
+    "Judged_docs_only": ("J", False),
+    "Number_docs_in_coll": ("N", True),
+    "Max_retrieved_per_topic": ("M", True),
+    "Rel_info_format": ("R", True),
+    "Results_format": ("T", True),
+    "Output_old_results_format": ("o", True),
+    "Zscore": ("Z", True),
+}
+
+
+def _getopt(argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """GNU ``getopt_long`` with trec_eval's options: permuting, clustered short
+    flags, ``-mX`` / ``-m X``, ``--name=X`` / ``--name X``, unambiguous prefixes."""
+    opts: list[tuple[str, str]] = []
+    positional: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        i += 1
+        if a == "--":
+            positional.extend(argv[i:])
+            break
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            hits = [n for n in _LONG if n == name] or [n for n in _LONG if n.startswith(name)]
+            if len(hits) != 1:
+                what = "ambiguous" if hits else "unrecognized"
+                raise _UsageError(f"{what} option '--{name}'")
+            flag, takes = _LONG[hits[0]]
+            if takes and not eq:
+                if i >= len(argv):
+                    raise _UsageError(f"option '--{hits[0]}' requires an argument")
+                value = argv[i]
+                i += 1
+            elif not takes and eq:
+                raise _UsageError(f"option '--{hits[0]}' doesn't allow an argument")
+            opts.append((flag, value))
+            continue
+        if a.startswith("-") and a != "-":
+            j = 1
+            while j < len(a):
+                flag = a[j]
+                j += 1
+                if flag not in _SHORT:
+                    raise _UsageError(f"invalid option -- '{flag}'")
+                if _SHORT[flag]:
+                    if j < len(a):
+                        value = a[j:]
+                    elif i < len(argv):
+                        value = argv[i]
+                        i += 1
+                    else:
+                        raise _UsageError(f"option requires an argument -- '{flag}'")
+                    opts.append((flag, value))
+                    break
+                opts.append((flag, ""))
+            continue
+        positional.append(a)
+    return opts, positional
+
+
+def _mark(text: str, marked: set[str], meas_args: list[tuple[str, str]]) -> None:
+    """trec_eval's ``mark_measure``: ``name[.params]``, name a measure or nickname."""
+    name, dot, params = text.partition(".")
+    if dot:
+        if not params:
+            raise _UsageError(f"improper measure in parameter '{name}'")
+        meas_args.append((name, params))
+    if name in _NICKNAMES:
+        marked.update(_NICKNAMES[name])
+    elif name in _BY_NAME:
+        marked.add(name)
+    else:
+        raise _UsageError(f"illegal measure '{text}'")
+
+
+def _params(me: _Meas, meas_args: list[tuple[str, str]]) -> tuple | list:
+    """The measure's parameters: the first ``-m name.params`` for it, else its defaults."""
+    given = next((p for n, p in meas_args if n == me.name), None)
+    if me.init == "cut_long":
+        if given is None:
+            return list(me.defaults)
+        cuts = sorted(_atol(s) for s in given.split(","))
+        if cuts[0] <= 0:
+            raise _UsageError(f"measure '{me.name}': cutoffs must be positive ('{given}')")
+        if len(set(cuts)) != len(cuts):
+            raise _UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
+        return cuts
+    if me.init == "cut_double":
+        if given is None:
+            return list(me.defaults)
+        xs = sorted(_atof(s) for s in given.split(","))
+        if len(set(xs)) != len(xs):
+            raise _UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
+        return xs
+    if me.init == "p_double":
+        if given is None:
+            return (tuple(me.defaults), None)
+        return (tuple(_atof(s) for s in given.split(",")), given)
+    if me.init == "p_pair":
+        if given is None:
+            return ((), None)
+        pairs = []
+        for part in given.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or "=" in value:
+                raise _UsageError(f"malformed pair parameters in '{given}'")
+            pairs.append((key, _atof(value)))
+        return (tuple(pairs), given)
+    return ()
+
+
+def _parse_args(argv: list[str]) -> tuple[_Opts, list[_Meas], dict[str, list], list[str]]:
+    flags, positional = _getopt(argv)
+    o = _Opts()
+    marked: set[str] = set()
+    meas_args: list[tuple[str, str]] = []
+    any_m = False
+    for flag, value in flags:
+        if flag == "h":
+            o.help = True
+        elif flag == "v":
+            raise _Version()
+        elif flag == "q":
+            o.query = True
+        elif flag == "m":
+            _mark(value, marked, meas_args)
+            any_m = True
+        elif flag == "c":
+            o.complete = True
+        elif flag == "l":
+            o.level = _atol(value)
+        elif flag == "n":
+            o.summary = False
+        elif flag == "D":
+            _level, dot, qid = value.partition(".")
+            if dot:
+                o.debug_query = qid
+        elif flag == "J":
+            o.judged_only = True
+        elif flag == "N":
+            o.num_docs = _atol(value)
+        elif flag == "M":
+            o.max_docs = _atol(value)
+        elif flag == "R":
+            o.rel_format = value
+        elif flag == "T":
+            o.results_format = value
+        elif flag == "Z":
+            o.zscores = value
+        # "o": obsolete in trec_eval, no effect
+    if o.help:
+        return o, [], {}, positional
+    if len(positional) != 2:
+        raise _UsageError(f"expected 2 files (qrels, results), got {len(positional)}")
+    if o.rel_format != "qrels":
+        if o.rel_format in ("prefs", "qrels_prefs", "qrels_jg"):
+            raise _UsageError(f"rel_info format '{o.rel_format}' is not implemented")
+        raise _UsageError(f"Illegal rel_format '{o.rel_format}'")
+    if o.results_format != "trec_results":
+        raise _UsageError(f"Illegal retrieval results format '{o.results_format}'")
+    if not any_m:
+        _mark("official", marked, meas_args)
+    measures = [me for me in _MEASURES if me.name in marked]
+    slots: dict[str, list] = {}
+    for me in measures:
+        if not me.supported:
+            raise _UsageError(f"measure '{me.name}' is not implemented")
+        if me.build is not None:
+            try:
+                slots[me.name] = me.build(me, _params(me, meas_args), o)
+            except RanklensInputError as e:
+                raise _UsageError(f"measure '{me.name}': {e}") from None
+    return o, measures, slots, positional
+
+
+class _Version(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Input
+
+
+def _last_tag(path: str) -> str | None:
+    """The tag (6th field) of the last run line: trec_eval's ``runid``."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            f.seek(0)
+            with gzip.open(f) as g:
+                tail = b""
+                for line in g:
+                    s = line.lstrip()
+                    if s and not s.startswith(b"#"):
+                        tail = s
+            return _tag_of(tail)
+        size = f.seek(0, os.SEEK_END)
+        pos = size
+        partial = b""
+        while True:
+            start = max(0, pos - (1 << 16))
+            f.seek(start)
+            buf = f.read(pos - start) + partial
+            pos = start
+            lines = buf.split(b"\n")
+            complete = lines if pos == 0 else lines[1:]
+            for line in reversed(complete):
+                s = line.lstrip()
+                if s and not s.startswith(b"#"):
+                    return _tag_of(s)
+            if pos == 0:
+                return None
+            partial = lines[0]
+
+
+def _tag_of(line: bytes) -> str | None:
+    fields = line.split()
+    return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else None
+
+
+def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise RanklensInputError(f"{path}: cannot read zscores file: {e.strerror}") from None
+    if not data:
+        raise RanklensInputError(f"{path}: cannot read zscores file: it is empty")
+    for n, line in enumerate(data.split(b"\n"), 1):
+        fields = line.split()
+        if not fields and n == data.count(b"\n") + 1:
+            break  # after the final newline
+        if len(fields) != 4:
+            raise RanklensInputError(
+                f"{path}, line {n}: malformed zscores line (expected: qid measure mean stddev)"
+            )
+        qid, meas = fields[0].decode("utf-8", "replace"), fields[1].decode("utf-8", "replace")
+        key = (qid, meas)
+        if key not in out:
+            out[key] = (_atof(fields[2].decode()), _atof(fields[3].decode()))
+    return out
+
+
+def _truncate_labels(qrels: Qrels) -> Qrels:
+    """trec_eval reads labels with ``atol``: 1.5 -> 1, -0.5 -> 0."""
+    values = qrels.values
+    if np.all(values == np.trunc(values)):
+        return qrels
+    arrays = list(qrels.arrays)
+    arrays[6] = np.trunc(values) + 0.0  # -0.0 -> 0.0
+    return Qrels._from_arrays(tuple(arrays))
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+
+
+def _relstring(labels: dict[str, float], ranked: list[str], length: int, o: _Opts) -> str:
+    docs = ranked[: o.max_docs] if o.max_docs >= 0 else []
+    rels = [int(labels[d]) if d in labels else None for d in docs]
+    if o.judged_only:
+        rels = [r for r in rels if r is not None and r >= 0]
+    out = []
+    for r in rels[: max(length, 0)]:
+        if r is None:
+            out.append("-")  # not in the pool
+        elif r < 0:
+            out.append(".")  # in the pool, unjudged
+        elif r > 9:
+            out.append(">")
+        else:
+            out.append(chr(ord("0") + r))
+    return "".join(out)
+
+
+def _ranked_docs(run: Run, i: int, need: int, o: _Opts) -> list[str]:
+    """Enough of query ``i``'s ranking (trec order) for a relstring of ``need``."""
+    a, b = int(run.offsets[i]), int(run.offsets[i + 1])
+    b = min(b, a + max(o.max_docs, 0))
+    if not o.judged_only:
+        b = min(b, a + max(need, 0))
+    return run._decode_docs(run.doc_ids[a:b])
+
+
+def _metric_values(
+    qrels: Qrels, run: Run, metrics: list[Metric], o: _Opts
+) -> tuple[list[str], np.ndarray]:
+    if not metrics:
+        return qrels.query_ids, np.zeros((len(qrels), 0))
+    max_docs = None if o.max_docs >= _MAXLONG else o.max_docs
+    if max_docs is not None and max_docs <= 0:
+        run, max_docs = Run({}), None  # trec_eval keeps no document at all
+    res = evaluate(
+        qrels,
+        run,
+        metrics,
+        relevance_level=o.level,
+        judged_only=o.judged_only,
+        max_docs=max_docs,
+    )
+    return res.query_ids, res.values
+
+
+def _iprec_avg(
+    values: list[float], points: list[float], num_rel: float, rel_ret: float, at_zero: float
+) -> float:
+    """trec_eval's 11pt_avg from the iprec_at_recall value at each of its points.
+
+    trec_eval walks the points from the last down, taking each point's value when
+    the walk down the relevant documents reaches its cut, and the value at
+    recall 0 for points it passed over (only possible for unsorted points); the
+    values are added in that order."""
+    n = len(points)
+    cuts = [_lround(x * num_rel) for x in points]
+    cur = n - 1
+    while cur >= 0 and cuts[cur] > rel_ret:
+        cur -= 1
+    total = 0.0
+    rel_so_far = int(rel_ret)
+    while rel_so_far > 0:
+        while cur >= 0 and cuts[cur] == rel_so_far:
+            total += values[cur]
+            cur -= 1
+        rel_so_far -= 1
+    while cur >= 0:
+        total += at_zero
+        cur -= 1
+    return total / n
+
+
+def _run(argv: list[str]) -> str:
+    o, measures, slots, files = _parse_args(argv)
+    if o.help:
+        return _HELP
+    qrels_path, run_path = files
+    tmp: str | None = None
+    try:
+        if run_path == "-":
+            with tempfile.NamedTemporaryFile("wb", suffix=".run", delete=False) as t:
+                t.write(sys.stdin.buffer.read())
+                tmp = t.name
+            run_file = tmp
+        else:
+            run_file = run_path
+        qrels = _truncate_labels(Qrels.from_trec(qrels_path))
+        run = Run.from_trec(run_file)
+        runid = _last_tag(run_file) if any(me.fmt == "runid" for me in measures) else None
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+    zscores = _read_zscores(o.zscores) if o.zscores is not None else None
+
+    qids = qrels.query_ids
+    wanted = [q for q in qids if o.debug_query is None or q == o.debug_query]
+    missing = [q for q in wanted if q not in run]
+    if missing and not o.complete:
+        raise RanklensInputError(
+            f"{run_path}: qrels topic {missing[0]!r} has no results "
+            "(trec_eval 10.0 refuses this without -c)"
+        )
+    if not wanted:
+        raise RanklensInputError("no queries with both results and relevance info")
+
+    # Every ranklens metric needed, once.
+    metrics: list[Metric] = []
+    for me in measures:
+        for s in slots.get(me.name, []):
+            src = s.source
+            if isinstance(src, Metric):
+                metrics.append(src)
+            elif src[0] == "11pt":
+                metrics.extend(src[1] + src[3])
+    metrics = list(dict.fromkeys(metrics))
+    col = {m: j for j, m in enumerate(metrics)}
+
+    value_qids, values = _metric_values(qrels, run, metrics, o)
+    row = {q: i for i, q in enumerate(value_qids)}
+    bogus_values = None
+    if missing:  # trec_eval -c: a one-document ranking outside the pool
+        sub = Qrels({q: qrels[q] for q in missing})
+        bogus = Run({q: {_BOGUS_DOC: 1.0} for q in missing})
+        bq, bv = _metric_values(sub, bogus, metrics, o)
+        bogus_values = (bq, bv, {q: i for i, q in enumerate(bq)})
+
+    z = "Z" if zscores is not None else ""
+    lines: list[str] = []
+    # accumulated sums per slot name (slots are unique by name within a measure)
+    sums: dict[tuple[str, int], float] = {}
+    for q in wanted:
+        is_bogus = q in missing
+        if is_bogus:
+            assert bogus_values is not None
+            vals = bogus_values[1][bogus_values[2][q]]
+        else:
+            vals = values[row[q]]
+        qvals: dict[tuple[str, int], float] = {}
+        rstrings: dict[str, str] = {}
+        for me in measures:
+            for k, s in enumerate(slots.get(me.name, [])):
+                src = s.source
+                if isinstance(src, Metric):
+                    v = float(vals[col[src]])
+                    if me.avg == "gm":
+                        v = math.log(max(v, _MIN_GEO_MEAN))
+                elif src[0] == "const":
+                    v = src[1]
+                elif src[0] == "11pt":
+                    ms, pts, extra = src[1], src[2], src[3]
+                    v = _iprec_avg(
+                        [float(vals[col[m]]) for m in ms],
+                        pts,
+                        float(vals[col[extra[0]]]),
+                        float(vals[col[extra[1]]]),
+                        float(vals[col[extra[2]]]),
+                    )
+                else:  # relstring
+                    length = src[1]
+                    if is_bogus:
+                        ranked = [_BOGUS_DOC]
+                        ranked = ranked[: max(o.max_docs, 0)]
+                    else:
+                        ranked = _ranked_docs(run, run._index(q), length, o)
+                    rs = _relstring(qrels[q], ranked, length, o)
+                    if is_bogus and s.name == "relstring":
+                        rs = ""
+                    rstrings[s.name] = rs
+                    v = 0.0
+                if is_bogus and (
+                    s.name in ("num_ret", "utility", "rbp_resid") or s.name.startswith("unj")
+                ):
+                    v = 0.0
+                qvals[(me.name, k)] = v
+        if zscores is not None:
+            _to_zscores(zscores, q, measures, slots, qvals)
+        for me in measures:
+            for k, s in enumerate(slots.get(me.name, [])):
+                v = qvals[(me.name, k)]
+                if me.avg != "none":
+                    sums[(me.name, k)] = sums.get((me.name, k), 0.0) + v
+                if not (o.query and me.single):
+                    continue
+                if me.fmt == "relstring":
+                    lines.append(f"{s.name:<22}\t{q}\t'{rstrings[s.name]}'\n")
+                elif me.fmt == "long" and not z:
+                    lines.append(f"{s.name:<22}\t{q}\t{int(v)}\n")
+                else:
+                    lines.append(f"{z}{s.name:<22}\t{q}\t{v + 0.0:6.4f}\n")
+
+    if o.summary:
+        n_eval = len(wanted)
+        n_avg = len(qids) if o.complete else n_eval
+        for me in measures:
+            if me.fmt == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}\n")
+                continue
+            if me.fmt == "relstring":
+                continue
+            for k, s in enumerate(slots[me.name]):
+                total = sums[(me.name, k)]
+                if me.avg == "mean":
+                    v = total / n_avg if n_avg else total
+                elif me.avg == "gm":
+                    total += (n_avg - n_eval) * math.log(_MIN_GEO_MEAN)
+                    v = math.exp(total / n_avg) if n_avg > 0 else total
+                elif me.avg == "num_q":
+                    v = float(n_avg)
+                elif me.avg == "num_rel" and o.complete:
+                    v = float(np.count_nonzero(qrels.values > 0))
+                else:
+                    v = total
+                if me.fmt == "long" and not z:
+                    lines.append(f"{s.name:<22}\tall\t{int(v)}\n")
+                else:
+                    lines.append(f"{z}{s.name:<22}\tall\t{v + 0.0:6.4f}\n")
+    return "".join(lines)
+
+
+def _to_zscores(
+    zscores: dict[tuple[str, str], tuple[float, float]],
+    q: str,
+    measures: list[_Meas],
+    slots: dict[str, list],
+    qvals: dict[tuple[str, int], float],
+) -> None:
+    """trec_eval's ``te_convert_to_zscore`` on one query's values."""
+    known_q = any(k[0] == q for k in zscores)
+    for me in measures:
+        for k, s in enumerate(slots.get(me.name, [])):
+            key = (me.name, k)
+            if not known_q or (q, s.name) not in zscores:
+                qvals[key] = _MISSING_Z
+                continue
+            mean, sd = zscores[(q, s.name)]
+            v = qvals[key]
+            if sd:
+                qvals[key] = (v - mean) / sd
+            else:
+                qvals[key] = 0.0 if v == mean else _MISSING_Z
+
+
+# ---------------------------------------------------------------------------
+# Entry points
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run with trec_eval's arguments; print its output.  Returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        out = _run(argv)
+    except _Version:
+        from ranklens import __version__
+
+        print(f"{_PROG} {__version__} (trec_eval version 10.0 compatible)", file=sys.stderr)
+        return 0
+    except _UsageError as e:
+        print(f"{_PROG}: {e}", file=sys.stderr)
+        sys.stderr.write(_USAGE)
+        return 2
+    except (RanklensInputError, OSError) as e:
+        msg = str(e).replace("\n", " ")
+        print(f"{_PROG}: {msg}", file=sys.stderr)
+        return 1
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    return 0
+
+
+def console_main() -> None:
+    """The ``ranklens-trec-eval`` script."""
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""Drop-in replacements for other evaluation libraries, backed by ranklens.
+
+Import the one you need; nothing is imported eagerly::
+
+    from ranklens.compat import pytrec_eval  # instead of: import pytrec_eval
+"""

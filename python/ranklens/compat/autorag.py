@@ -1,0 +1,192 @@
+"""AutoRAG's retrieval metrics, with AutoRAG's own numbers, at Rust speed.
+
+Drop-in for ``autorag.evaluation.metric`` (retrieval.py, retrieval_contents.py): each
+function takes whole columns (one entry per question) and returns one value per row,
+``None`` where AutoRAG returns ``None``::
+
+    from ranklens.compat import autorag
+    autorag.retrieval_recall(retrieval_gt, retrieved_ids)   # [0.5, None, ...]
+
+``retrieval_gt``: per row a list of groups, each a list of ids (any member satisfies
+the group).  ``retrieved_ids``: per row the ranked list of ids.  Ids are ``str`` or
+``int``; ``1`` and ``"1"`` differ, as in Python.  Lists, tuples and numpy arrays are
+accepted as rows and groups.
+
+Definitions (AutoRAG's, quirks included; G groups, P retrieved, F ground-truth ids):
+
+* recall: groups with a member anywhere in the list / G;
+* precision: *distinct* retrieved ids that belong to some group / P (a duplicate
+  retrieved id counts once on top and twice below);
+* f1: 2 r p / (r + p), 0 when both are 0;
+* mrr: the sum over groups of 1 / rank of the group's first retrieved member (0 for a
+  missed group), divided by G: a mean over groups, not the reciprocal rank of the
+  first hit;
+* map: the mean over groups of AP_g, where AP_g averages, over the ranks holding a
+  member of g, the number of members of g up to that rank / the rank (0 for a missed
+  group; the average is over the group's retrieved members, not its size);
+* ndcg: DCG with gain 1 for every retrieved id in some group (duplicates count each
+  time) and log2(rank + 1) discounts, over an ideal of min(F, P) ones (F counts ids,
+  not groups); 0 when that ideal is 0.  It can exceed 1 with duplicates.
+
+Token overlap (``retrieval_token_precision`` / ``_recall`` / ``_f1``) take
+``retrieval_gt_contents`` (per row a list of groups of passages) and
+``retrieved_contents`` (per row a list of passages), in that order (ground truth
+first, as for the id metrics).  Passages are normalised as SQuAD v1.1 does
+(lowercase, ASCII punctuation removed, articles a/an/the removed, whitespace
+collapsed) and split on whitespace; for each retrieved passage, the token precision /
+recall / F1 against every ground-truth passage (groups flattened) is computed from the
+multiset overlap, the best over the ground truth is kept, and the mean over retrieved
+passages is the row's value.
+
+``None`` (as AutoRAG): the row's ground truth or retrieved list is missing (``None``)
+or empty, a group is empty, or an id / passage is an empty or blank string.
+
+Divergences, all on input AutoRAG mishandles: a bare id where a group is expected is
+a group of one (AutoRAG would treat a string as a group of its characters); ids or
+passages of other types (float, bool, bytes, numpy scalars...) raise
+:class:`~ranklens.errors.RanklensInputError` naming the row instead of giving
+``None``; columns of different lengths raise instead of being truncated.
+
+Sums are added as Python's ``sum`` adds them under the running interpreter (plain on
+3.11, compensated from 3.12) and token means as ``numpy.mean`` does, so every value is
+bit-identical to AutoRAG's.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ranklens import _ranklens
+
+__all__ = [
+    "retrieval_f1",
+    "retrieval_map",
+    "retrieval_metrics",
+    "retrieval_mrr",
+    "retrieval_ndcg",
+    "retrieval_precision",
+    "retrieval_recall",
+    "retrieval_token_f1",
+    "retrieval_token_metrics",
+    "retrieval_token_precision",
+    "retrieval_token_recall",
+]
+
+_ID_COLUMNS = ("recall", "precision", "f1", "mrr", "map", "ndcg")
+_TOKEN_COLUMNS = ("precision", "recall", "f1")
+# Python's sum() of floats is compensated (Neumaier) from 3.12 on.
+_COMPENSATED = sys.version_info >= (3, 12)
+
+
+def _to_list(column: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in column.tolist()]
+
+
+def retrieval_metrics(
+    retrieval_gt: Sequence[Any],
+    retrieved_ids: Sequence[Any],
+    metrics: Sequence[str] = _ID_COLUMNS,
+    *,
+    threads: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Several id metrics in one pass: ``{name: float64 array}``, NaN for ``None``.
+
+    ``metrics``: any of ``recall``, ``precision``, ``f1``, ``mrr``, ``map``, ``ndcg``
+    (the ``retrieval_`` prefix is optional).
+    """
+    values = _ranklens.autorag_retrieval(retrieval_gt, retrieved_ids, _COMPENSATED, threads)
+    return {m: values[:, _column(m, _ID_COLUMNS)].copy() for m in metrics}
+
+
+def retrieval_token_metrics(
+    retrieval_gt_contents: Sequence[Any],
+    retrieved_contents: Sequence[Any],
+    metrics: Sequence[str] = _TOKEN_COLUMNS,
+    *,
+    threads: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Several token metrics in one pass: ``{name: float64 array}``, NaN for ``None``.
+
+    ``metrics``: any of ``precision``, ``recall``, ``f1`` (``retrieval_token_``
+    prefix optional).
+    """
+    values = _ranklens.autorag_token(retrieved_contents, retrieval_gt_contents, threads)
+    return {m: values[:, _column(m, _TOKEN_COLUMNS)].copy() for m in metrics}
+
+
+def _column(name: str, columns: Sequence[str]) -> int:
+    from ranklens.errors import UnknownMetricError
+
+    short = name.removeprefix("retrieval_").removeprefix("token_")
+    if short not in columns:
+        raise UnknownMetricError(f"unknown metric {name!r}; valid: {', '.join(columns)}")
+    return columns.index(short)
+
+
+def _ids(name: str, retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list:
+    values = _ranklens.autorag_retrieval(retrieval_gt, retrieved_ids, _COMPENSATED, None)
+    return _to_list(values[:, _ID_COLUMNS.index(name)])
+
+
+def _tokens(name: str, gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]) -> list:
+    values = _ranklens.autorag_token(retrieved_contents, gt_contents, None)
+    return _to_list(values[:, _TOKEN_COLUMNS.index(name)])
+
+
+def retrieval_recall(
+    retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]
+) -> list[float | None]:
+    """Per row: groups found anywhere in the retrieved list / groups."""
+    return _ids("recall", retrieval_gt, retrieved_ids)
+
+
+def retrieval_precision(
+    retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]
+) -> list[float | None]:
+    """Per row: distinct retrieved ids in some group / length of the retrieved list."""
+    return _ids("precision", retrieval_gt, retrieved_ids)
+
+
+def retrieval_f1(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+    """Per row: harmonic mean of :func:`retrieval_recall` and :func:`retrieval_precision`."""
+    return _ids("f1", retrieval_gt, retrieved_ids)
+
+
+def retrieval_mrr(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+    """Per row: mean over groups of 1 / rank of the group's first member (0 if missed)."""
+    return _ids("mrr", retrieval_gt, retrieved_ids)
+
+
+def retrieval_map(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+    """Per row: mean over groups of the group's average precision (see module doc)."""
+    return _ids("map", retrieval_gt, retrieved_ids)
+
+
+def retrieval_ndcg(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+    """Per row: binary-gain nDCG, ideal of min(ground-truth ids, retrieved) ones."""
+    return _ids("ndcg", retrieval_gt, retrieved_ids)
+
+
+def retrieval_token_precision(
+    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+) -> list[float | None]:
+    """Per row: mean over retrieved passages of the best token precision."""
+    return _tokens("precision", retrieval_gt_contents, retrieved_contents)
+
+
+def retrieval_token_recall(
+    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+) -> list[float | None]:
+    """Per row: mean over retrieved passages of the best token recall."""
+    return _tokens("recall", retrieval_gt_contents, retrieved_contents)
+
+
+def retrieval_token_f1(
+    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+) -> list[float | None]:
+    """Per row: mean over retrieved passages of the best token F1."""
+    return _tokens("f1", retrieval_gt_contents, retrieved_contents)
