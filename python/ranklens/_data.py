@@ -1,13 +1,17 @@
-"""`Qrels` and `Run`: judgments and rankings, integer-encoded once.
+"""`Qrels` and `Run`: judgments and rankings, encoded once.
 
 Each side is held as flat numpy arrays built by the Rust core:
 
-* ``query_ids`` – the query ids, sorted by their UTF-8 bytes;
+* ``query_ids`` – the query ids, interned to integers in the order of their
+  UTF-8 bytes;
 * ``offsets`` (int64, ``len(query_ids) + 1``) – rows of query ``i`` are
   ``offsets[i]:offsets[i + 1]``;
-* ``doc_ids`` (uint32) – index of each row's document in the side's document
-  vocabulary (``doc_vocabulary``), whose integer order is the byte order of the
-  ids, so trec_eval's tie-break needs no string;
+* ``doc_ids`` (uint32) – for each row, the index of its document id string in
+  an arena (``doc_vocabulary``: one entry per input row, in input order).
+  Document ids are deliberately not deduplicated across queries: they only ever
+  meet within one query, and interning millions of distinct ids cost more than
+  the rest of loading (measurements in ``src/core/encode.rs``).  Ties compare
+  the ids' bytes, so no hash ever decides an order or a match;
 * ``values`` (float64) – the scores (``Run``) or labels (``Qrels``);
 * ``extra`` (uint32) – for a run, each row's position in the input order of its
   query (``ties="input"`` needs it); for grouped qrels, each row's group; else
@@ -90,7 +94,7 @@ class _Side:
 
     @property
     def doc_vocabulary(self) -> list[str]:
-        """Document ids by integer id (sorted by UTF-8 bytes)."""
+        """The document id arena, one string per input row (``doc_ids`` index it)."""
         return _ranklens.decode_vocab(self._d_bytes, self._d_offsets)
 
     def _index(self, qid: str) -> int | None:
