@@ -21,6 +21,7 @@
 //! positive.  trec_eval's `ndcg` and `dcg` take gains; its `ndcg_cut` does not:
 //! `ndcg(gain2=9)@10` is a ranklens extension (the same formula cut at k).
 
+pub(crate) use super::ndcg::discount;
 use super::Query;
 use std::borrow::Cow;
 
@@ -62,11 +63,6 @@ pub fn ideal<'a>(q: &Query<'a>, ov: &Overrides) -> Cow<'a, [f64]> {
         .collect();
     v.sort_unstable_by(|a, b| b.total_cmp(a));
     Cow::Owned(v)
-}
-
-#[inline]
-pub(crate) fn discount(i: usize) -> f64 {
-    ((i + 2) as f64).log2()
 }
 
 fn discounted(gains: impl Iterator<Item = f64>) -> f64 {

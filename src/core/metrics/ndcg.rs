@@ -10,6 +10,7 @@
 //! run over the whole ranking and all judged documents (trec_eval `ndcg`).
 
 use super::Query;
+use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gain {
@@ -32,8 +33,16 @@ pub(crate) fn gain(label: f64, g: Gain) -> f64 {
 }
 
 #[inline]
+/// `log2(i + 2)`: the discount of the document at 0-based position `i`.
+/// Cached for the first 4096 ranks (a `log2` call was ~4% of a 40-metric
+/// evaluation); the cached values are the same computation, bit for bit.
 pub(crate) fn discount(i: usize) -> f64 {
-    ((i + 2) as f64).log2()
+    static TABLE: OnceLock<Vec<f64>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| (0..4096).map(|i| ((i + 2) as f64).log2()).collect());
+    match table.get(i) {
+        Some(&d) => d,
+        None => ((i + 2) as f64).log2(),
+    }
 }
 
 fn dcg_of(labels: &[f64], g: Gain) -> f64 {
