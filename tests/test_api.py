@@ -258,3 +258,13 @@ def test_env_var_threads(monkeypatch):
     monkeypatch.setenv("RANKLENS_NUM_THREADS", "many")
     with pytest.raises(RanklensInputError, match="RANKLENS_NUM_THREADS"):
         ranklens.evaluate(QRELS, RUN, ["map"])
+
+
+def test_relstring_per_query():
+    # q1 ranking: d2 (label 0), d3 (1), d1 (2), zz (not judged); d4 (-1) not retrieved.
+    assert ranklens.relstring(QRELS, RUN, 10) == {"q1": "012-", "q2": "", "q3": "0"}
+    assert ranklens.relstring(QRELS, RUN, 2)["q1"] == "01"
+    run = {"q1": {"d4": 2.0, "zz": 1.0, "d1": 0.5}}
+    assert ranklens.relstring(QRELS, run, 5, judged_only=True)["q1"] == "2"
+    assert ranklens.relstring(QRELS, run, 5)["q1"] == ".-2"
+    assert ranklens.relstring({"q": {"a": 12}}, {"q": ["a"]})["q"] == ">"

@@ -13,6 +13,7 @@ from ranklens._evaluate import Results, evaluate
 from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
+from ranklens._relstring import relstring
 from ranklens._score import score, score_batch, score_frame
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
@@ -33,6 +34,7 @@ __all__ = [
     "explain",
     "parse_metric",
     "parse_metrics",
+    "relstring",
     "score",
     "score_batch",
     "score_frame",

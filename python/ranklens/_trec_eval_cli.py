@@ -55,6 +55,7 @@ import numpy as np
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metric
+from ranklens._relstring import relstring_of
 from ranklens.errors import RanklensInputError
 
 __all__ = ["console_main", "main"]
@@ -649,20 +650,7 @@ def _truncate_labels(qrels: Qrels) -> Qrels:
 
 def _relstring(labels: dict[str, float], ranked: list[str], length: int, o: _Opts) -> str:
     docs = ranked[: o.max_docs] if o.max_docs >= 0 else []
-    rels = [int(labels[d]) if d in labels else None for d in docs]
-    if o.judged_only:
-        rels = [r for r in rels if r is not None and r >= 0]
-    out = []
-    for r in rels[: max(length, 0)]:
-        if r is None:
-            out.append("-")  # not in the pool
-        elif r < 0:
-            out.append(".")  # in the pool, unjudged
-        elif r > 9:
-            out.append(">")
-        else:
-            out.append(chr(ord("0") + r))
-    return "".join(out)
+    return relstring_of(labels, docs, length, judged_only=o.judged_only)
 
 
 def _ranked_docs(run: Run, i: int, need: int, o: _Opts) -> list[str]:
