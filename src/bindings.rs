@@ -284,6 +284,7 @@ fn evaluate<'py>(
         judged_only,
         max_docs,
         ties: eval::Ties::from_name(ties).map_err(err)?,
+        only_run_queries: false,
     };
     let specs = metrics
         .iter()
@@ -1053,6 +1054,77 @@ fn autorag_token<'py>(
     out.into_pyarray(py).reshape([n, 3])
 }
 
+/// (values [queries x metrics], indices of missing qrels queries, ignored run
+/// query ids, first tag, number of chunks) of `evaluate_trec_stream`.
+type StreamOut<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<i64>>,
+    Vec<Bound<'py, PyString>>,
+    Option<String>,
+    usize,
+);
+
+/// Score the run file at `run_path` (`"-"` = stdin, gzip recognised) against
+/// the encoded qrels chunk by chunk, in the memory of about `chunk_rows` rows
+/// (see `core::stream`); the same values as `read_trec` + `evaluate`.
+// The arguments mirror the Python keyword arguments one to one.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (qrels, run_path, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", chunk_rows = 1_000_000, round_f32 = false))]
+fn evaluate_trec_stream<'py>(
+    py: Python<'py>,
+    qrels: SideArrays<'py>,
+    run_path: &str,
+    metrics: Vec<MetricArg>,
+    relevance_level: f64,
+    threads: Option<usize>,
+    judged_only: bool,
+    max_docs: Option<usize>,
+    ties: &str,
+    chunk_rows: usize,
+    round_f32: bool,
+) -> PyResult<StreamOut<'py>> {
+    let err = |e: Error| to_py(py, e);
+    let opts = eval::Options {
+        level: relevance_level,
+        judged_only,
+        max_docs,
+        ties: eval::Ties::from_name(ties).map_err(err)?,
+        only_run_queries: false,
+    };
+    let specs = metrics
+        .iter()
+        .map(|(name, k, level, params)| MetricSpec::new(name, *k, *level, params))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let q = side(&qrels)?.map_err(err)?;
+    let nq = q.num_queries();
+    let nm = specs.len();
+    let out = py
+        .detach(|| {
+            eval::with_threads(threads, || {
+                crate::core::stream::evaluate_run_file(
+                    &q, run_path, round_f32, &specs, &opts, chunk_rows,
+                )
+            })
+        })
+        .and_then(|x| x)
+        .map_err(err)?;
+    let values = out.values.into_pyarray(py).reshape([nq, nm])?;
+    let ignored = out
+        .run_only
+        .iter()
+        .map(|b| PyString::new(py, &String::from_utf8_lossy(b)))
+        .collect();
+    Ok((
+        values,
+        out.missing.into_pyarray(py),
+        ignored,
+        out.tag,
+        out.chunks,
+    ))
+}
+
 #[pymodule]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_mapping, m)?)?;
@@ -1068,6 +1140,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_rows, m)?)?;
     m.add_function(wrap_pyfunction!(autorag_retrieval, m)?)?;
     m.add_function(wrap_pyfunction!(autorag_token, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_trec_stream, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -15,6 +15,7 @@ from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
 from ranklens._relstring import relstring
 from ranklens._score import score, score_batch, score_frame
+from ranklens._stream import evaluate_files
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
 
@@ -31,6 +32,7 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "evaluate_files",
     "explain",
     "parse_metric",
     "parse_metrics",

@@ -56,3 +56,15 @@ def autorag_retrieval(
 def autorag_token(
     retrieved_contents: object, retrieval_gt_contents: object, threads: int | None = None
 ) -> npt.NDArray[np.float64]: ...
+def evaluate_trec_stream(
+    qrels: _Encoded,
+    run_path: str,
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    threads: int | None = None,
+    judged_only: bool = False,
+    max_docs: int | None = None,
+    ties: str = "trec",
+    chunk_rows: int = 1000000,
+    round_f32: bool = False,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...

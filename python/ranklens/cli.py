@@ -1,6 +1,6 @@
 """The ``ranklens`` command line: TREC files in, a table out.
 
-    ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|json]
+    ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|json] [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import Results, evaluate
 from ranklens._names import parse_metrics
+from ranklens._stream import _evaluate_files
 from ranklens.errors import RanklensInputError
 
 _DEFAULT_METRICS = ["map", "ndcg", "ndcg@10", "P@10", "recall@100", "mrr", "bpref", "r_precision"]
@@ -50,6 +51,18 @@ def _parser() -> argparse.ArgumentParser:
         "--format", choices=["table", "tsv", "json"], default="table", help="output format"
     )
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: cores)")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="read each run chunk by chunk in bounded memory (run files grouped by query)",
+    )
+    p.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="with --stream: rows per chunk, at least (default 1000000)",
+    )
     return p
 
 
@@ -103,6 +116,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         qrels = Qrels.from_trec(args.qrels)
         results = []
         for path in args.runs:
+            if args.stream:
+                res, tag = _evaluate_files(
+                    qrels,
+                    path,
+                    metrics,
+                    relevance_level=args.relevance_level,
+                    threads=args.threads,
+                    chunk_rows=args.chunk_rows,
+                )
+                results.append((tag or path, res))
+                continue
             run = Run.from_trec(path)
             res = evaluate(
                 qrels,

@@ -136,6 +136,10 @@ pub struct Options {
     pub max_docs: Option<usize>,
     /// Order of documents with equal scores.
     pub ties: Ties,
+    /// Score only the qrels queries present in the run, leaving the rows of the
+    /// others untouched (still reported in `run_index` as -1); for scoring a
+    /// run chunk by chunk (`stream.rs`).
+    pub only_run_queries: bool,
 }
 
 impl Options {
@@ -145,6 +149,7 @@ impl Options {
             judged_only: false,
             max_docs: None,
             ties: Ties::Trec,
+            only_run_queries: false,
         }
     }
 }
@@ -199,7 +204,30 @@ pub fn evaluate(
     metrics: &[MetricSpec],
     opts: &Options,
 ) -> Result<Evaluation> {
+    let mut values = vec![0.0; qrels.num_queries() * metrics.len()];
+    let (run_index, run_only) = evaluate_into(qrels, run, metrics, opts, &mut values)?;
+    Ok(Evaluation {
+        values,
+        run_index,
+        run_only,
+    })
+}
+
+/// [`evaluate`], writing into `values` (row-major `num_qrels_queries x
+/// num_metrics`); returns `(run_index, run_only)` as in [`Evaluation`].
+pub fn evaluate_into(
+    qrels: &Side<'_>,
+    run: &Side<'_>,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    values: &mut [f64],
+) -> Result<(Vec<i64>, Vec<i64>)> {
     let level = opts.level;
+    if values.len() != qrels.num_queries() * metrics.len() {
+        return Err(Error::InvalidInput(
+            "internal: the output holds one value per qrels query and metric".into(),
+        ));
+    }
     if metrics.is_empty() {
         return Err(Error::InvalidMetric("the metric list is empty".into()));
     }
@@ -239,11 +267,13 @@ pub fn evaluate(
     let resolved = err::resolve(metrics, err::max_label(qrels.values));
     let metrics = &resolved[..];
     let nm = metrics.len();
-    let mut values = vec![0.0; qrels.num_queries() * nm];
     values
         .par_chunks_mut(nm)
         .enumerate()
         .try_for_each_init(Scratch::default, |s, (qi, out)| {
+            if opts.only_run_queries && qmap[qi] == NONE {
+                return Ok(());
+            }
             let (jdocs, jlabels, jgroups) = qrels.rows(qi);
             let grouped = !jgroups.is_empty();
             s.judged.clear();
@@ -419,11 +449,7 @@ pub fn evaluate(
             }
             Ok(())
         })?;
-    Ok(Evaluation {
-        values,
-        run_index,
-        run_only,
-    })
+    Ok((run_index, run_only))
 }
 
 /// `NdcgBurges` -> `ndcg_burges`: a family's canonical name from its variant.

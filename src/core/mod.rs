@@ -5,7 +5,8 @@
 //! * `columns` — the same from column chunks in Arrow layouts (data frames, Arrow);
 //! * `eval`    — aligning qrels and run, the per-query relevance vector, the
 //!   parallel loop over queries;
-//! * `metrics` — one file per metric family, plain functions over one query.
+//! * `metrics` — one file per metric family, plain functions over one query;
+//! * `stream`  — scoring a run file chunk by chunk, in bounded memory.
 
 pub mod columns;
 pub mod encode;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod eval;
 pub mod metrics;
 pub mod stats;
+pub mod stream;
 pub mod tokens;
 pub mod trec;
 pub mod vocab;

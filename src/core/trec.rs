@@ -34,6 +34,8 @@
 //! Input is read in 1 MiB blocks, lines found with `memchr`, fields split on the
 //! bytes; nothing is allocated per line.  gzip input is recognised by its magic
 //! bytes (`1f 8b`), whatever the file name; concatenated members are read.
+//! [`for_each_run_chunk`] reads a run grouped by query in chunks of whole
+//! queries instead (scoring a run larger than memory: `stream.rs`).
 
 use crate::core::encode::{Builder, Encoded, Kind};
 use crate::core::error::{show, Error, Result};
@@ -108,6 +110,59 @@ pub fn parse_trec_file(
         Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
         e => e,
     })
+}
+
+/// Read a run file (`"-"` = stdin; gzip detected by magic bytes) in chunks of
+/// whole queries, for scoring a run larger than memory (`stream.rs`).
+///
+/// Rows are collected until at least `chunk_rows` are held *and* a new query
+/// starts; that chunk is encoded (an [`Encoded`] of its queries only) and
+/// handed to `on_chunk`, which owns it, and the next chunk starts empty.  So a
+/// chunk holds `chunk_rows` rows plus the rest of one query at most.  Each
+/// query's lines must be consecutive: a query that appears again after another
+/// one is an [`Error::Parse`] naming it and the line (reading it whole, with
+/// [`read_trec`], has no such restriction).  Returns the first and last tags.
+pub fn for_each_run_chunk(
+    path: &str,
+    round_f32: bool,
+    chunk_rows: usize,
+    mut on_chunk: impl FnMut(Encoded) -> Result<()>,
+) -> Result<(Option<String>, Option<String>)> {
+    let mut go = |r: Box<dyn Read + '_>, file: &str| {
+        let mut p = Parser::new(file, Kind::Run, round_f32);
+        p.chunks = Some(Chunks {
+            min_rows: chunk_rows.max(1) as u64,
+            start_row: 0,
+            done: hashbrown::HashMap::new(),
+            block_line: 0,
+            ready: None,
+        });
+        let dup = |e: Error| match e {
+            Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
+            e => e,
+        };
+        for_each_line(r, file, |line| {
+            p.line(line)?;
+            if let Some(rows) = p.chunks.as_mut().and_then(|c| c.ready.take()) {
+                on_chunk(rows.finish().map_err(dup)?)?;
+            }
+            Ok(true)
+        })?;
+        if p.rows > p.chunks.as_ref().map_or(0, |c| c.start_row) {
+            let b = std::mem::replace(&mut p.b, Builder::new(Kind::Run, round_f32));
+            on_chunk(b.finish().map_err(dup)?)?;
+        }
+        Ok((
+            p.first_tag.as_ref().map(|t| show(t)),
+            p.first_tag.as_ref().map(|_| show(&p.last_tag)),
+        ))
+    };
+    if path == "-" {
+        let stdin = io::stdin();
+        go(maybe_gunzip(stdin.lock(), STDIN_NAME)?, STDIN_NAME)
+    } else {
+        go(maybe_gunzip(open(path)?, path)?, path)
+    }
 }
 
 /// Rows to write, borrowed: the layout of [`Encoded`] (what the bindings hold
@@ -410,11 +465,32 @@ struct Parser<'f> {
     seen: BlockSet,
     first_tag: Option<Vec<u8>>,
     last_tag: Vec<u8>,
+    round_f32: bool,
+    /// Rows read so far.
+    rows: u64,
+    /// Reading in chunks ([`for_each_run_chunk`]); `None` reads the file whole.
+    chunks: Option<Chunks>,
+}
+
+/// The state of a chunked read: see [`for_each_run_chunk`].
+struct Chunks {
+    min_rows: u64,
+    /// `Parser::rows` when the current chunk started.
+    start_row: u64,
+    /// Every query whose block of lines has ended, with the line it started on.
+    done: hashbrown::HashMap<Vec<u8>, u64>,
+    /// The line the current query's block started on.
+    block_line: u64,
+    /// A full chunk, to hand out before the next line.
+    ready: Option<Builder>,
 }
 
 impl<'f> Parser<'f> {
     fn new(file: &'f str, kind: Kind, round_f32: bool) -> Self {
         Parser {
+            round_f32,
+            rows: 0,
+            chunks: None,
             file,
             kind,
             b: Builder::new(kind, round_f32),
@@ -522,6 +598,9 @@ impl<'f> Parser<'f> {
         let q = match self.cur_id {
             Some(q) if self.cur_q == qid => q,
             _ => {
+                if self.chunks.is_some() {
+                    self.chunk_block(qid)?;
+                }
                 let q = self.b.query(qid)?;
                 if q == self.nq {
                     self.nq += 1;
@@ -542,7 +621,38 @@ impl<'f> Parser<'f> {
                 Some(first),
             ));
         }
+        self.rows += 1;
         self.b.row(q, doc, value)
+    }
+
+    /// Chunked read, a block of query `qid` starts: check that the query has
+    /// not been seen before, and close the chunk if it is full.
+    #[cold]
+    fn chunk_block(&mut self, qid: &[u8]) -> Result<()> {
+        let Some(c) = self.chunks.as_mut() else {
+            return Ok(());
+        };
+        if let Some(&first) = c.done.get(qid) {
+            return Err(self.err(format!(
+                "query {} appears again after other queries (its lines started on line \
+                 {first}): the run file is not grouped by query, so it cannot be scored \
+                 chunk by chunk; use evaluate(Run.from_trec(...)), which reads it whole",
+                quote(qid)
+            )));
+        }
+        if self.cur_id.is_some() {
+            let start = c.block_line;
+            c.done.insert(self.cur_q.clone(), start);
+        }
+        c.block_line = self.line_no;
+        if self.rows - c.start_row >= c.min_rows {
+            let full = std::mem::replace(&mut self.b, Builder::new(self.kind, self.round_f32));
+            c.ready = Some(full);
+            c.start_row = self.rows;
+            self.nq = 0;
+            self.cur_id = None;
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,118 @@
+"""`evaluate_files`: score a TREC run file larger than memory, chunk by chunk."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Union
+
+from ranklens import _ranklens
+from ranklens._data import Qrels, _round_f32
+from ranklens._evaluate import Results, _check_level, _check_threads
+from ranklens._names import Metric, parse_metrics
+from ranklens.errors import RanklensInputError
+
+__all__ = ["evaluate_files"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def evaluate_files(
+    qrels_path: PathLike | Qrels,
+    run_path: PathLike,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: float = 1,
+    judged_only: bool = False,
+    max_docs: int | None = None,
+    ties: str = "trec",
+    chunk_rows: int = 1_000_000,
+    threads: int | None = None,
+    score_precision: str = "f64",
+) -> Results:
+    """Score a TREC run file against TREC qrels in bounded memory.
+
+    The same :class:`Results` as ``evaluate(Qrels.from_trec(qrels_path),
+    Run.from_trec(run_path), metrics, ...)``, bit for bit (per query and
+    aggregated, same ``missing_queries`` and ``ignored_queries``), but the run
+    file is read query block by query block: rows are collected until at least
+    ``chunk_rows`` are held and a new query starts; that chunk is encoded, its
+    queries are scored (in parallel, with the GIL released) and its rows freed.
+    The qrels are read whole (``qrels_path`` may also be a :class:`Qrels`).
+    ``run_path`` may be gzip-compressed (recognised by its content) or ``"-"``
+    for standard input.  Qrels queries never seen in the run are scored on an
+    empty ranking at the end, as :func:`evaluate` does.
+
+    Memory: the qrels, plus one chunk, about ``chunk_rows`` x (document id
+    length + ~40 bytes) (the rows of the query that completes it come on top),
+    plus the result matrix (qrels queries x metrics x 8 bytes) and the ids of the
+    run's queries.  With the default ``chunk_rows`` and 25-byte document ids
+    that is about 70 MB for the run, whatever its size.
+
+    Each query's lines must be consecutive in the file (trec_eval's output and
+    every usual run writer are grouped by query).  A query that appears again
+    after another one raises :class:`~ranklens.errors.ParseError` (a
+    ``RanklensInputError``) naming the query and the line: such a file cannot be
+    scored chunk by chunk exactly; read it whole with
+    ``evaluate(qrels, Run.from_trec(path), ...)``.
+
+    The other arguments are those of :func:`evaluate`; ``score_precision`` is
+    that of :meth:`Run.from_trec`.
+    """
+    return _evaluate_files(
+        qrels_path,
+        run_path,
+        metrics,
+        relevance_level=relevance_level,
+        judged_only=judged_only,
+        max_docs=max_docs,
+        ties=ties,
+        chunk_rows=chunk_rows,
+        threads=threads,
+        score_precision=score_precision,
+    )[0]
+
+
+def _evaluate_files(
+    qrels_path: PathLike | Qrels,
+    run_path: PathLike,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: float = 1,
+    judged_only: bool = False,
+    max_docs: int | None = None,
+    ties: str = "trec",
+    chunk_rows: int = 1_000_000,
+    threads: int | None = None,
+    score_precision: str = "f64",
+) -> tuple[Results, str | None]:
+    """`evaluate_files`, also returning the run's tag (first line; for the CLI)."""
+    ms = parse_metrics(metrics)
+    level = _check_level(relevance_level)
+    nthreads = _check_threads(threads)
+    if max_docs is not None and (
+        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
+    ):
+        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise RanklensInputError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
+    round_f32 = _round_f32(score_precision)
+    q = qrels_path if isinstance(qrels_path, Qrels) else Qrels.from_trec(qrels_path)
+    if len(q) == 0:
+        raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+    values, missing, ignored, tag, _chunks = _ranklens.evaluate_trec_stream(
+        q.arrays,
+        os.fspath(run_path),
+        specs,
+        level,
+        nthreads,
+        bool(judged_only),
+        max_docs,
+        ties,
+        chunk_rows,
+        round_f32,
+    )
+    qids = q.query_ids
+    res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level)
+    return res, tag

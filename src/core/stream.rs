@@ -1,0 +1,312 @@
+//! Scoring a run file larger than memory: chunk by chunk, in bounded memory.
+//!
+//! The run file is read with [`trec::for_each_run_chunk`]: rows are collected
+//! until at least `chunk_rows` are held and a new query starts; that chunk (whole
+//! queries only) is encoded exactly as [`trec::read_trec`] would encode those
+//! queries, scored against the whole qrels with [`eval::evaluate_into`] (the
+//! `only_run_queries` option: just the chunk's queries, in parallel), its values
+//! written into the one result matrix, and its rows freed.  Qrels queries never
+//! seen in the run are scored at the end on an empty ranking, as [`eval::evaluate`]
+//! does (trec_eval `-c`).
+//!
+//! Why the numbers are identical to reading the file whole: every metric is a
+//! function of one query's ranking and judgments, plus one qrels-wide value (the
+//! automatic `gmax` of err, the qrels' largest label), and the qrels are whole.
+//! A query's rows must therefore all be in one chunk: a run file whose query
+//! blocks are not contiguous is an error naming the query and line, never a
+//! partial ranking.
+//!
+//! Memory: the qrels, one chunk (about `chunk_rows` x (document id length + ~40
+//! bytes) while it is encoded, plus the rest of its last query), the result
+//! matrix (qrels queries x metrics x 8 bytes) and the ids of the queries seen
+//! so far (to detect a query that comes back).
+
+use crate::core::encode::Encoded;
+use crate::core::error::{Error, Result};
+use crate::core::eval::{self, Options, Side};
+use crate::core::metrics::MetricSpec;
+use crate::core::trec;
+use crate::core::vocab::Vocab;
+
+/// The result of [`evaluate_run_file`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEvaluation {
+    /// Row-major `num_qrels_queries x num_metrics`, as [`eval::Evaluation`].
+    pub values: Vec<f64>,
+    /// Indices of the qrels queries missing from the run (scored on an empty
+    /// ranking).
+    pub missing: Vec<i64>,
+    /// Ids of the run queries not in the qrels (ignored), sorted by bytes.
+    pub run_only: Vec<Vec<u8>>,
+    /// Tag (6th field) of the run's first line; `None` for an empty run.
+    pub tag: Option<String>,
+    /// The number of chunks read.
+    pub chunks: usize,
+}
+
+/// An encoded side, borrowed as the evaluator reads it.
+fn side(e: &Encoded) -> Result<Side<'_>> {
+    Side::new(
+        e.queries.view(),
+        e.docs.view(),
+        &e.offsets,
+        &e.doc_ids,
+        &e.values,
+        &e.extra,
+    )
+}
+
+/// Score the run file at `path` (`"-"` = stdin; gzip detected) against `qrels`
+/// chunk by chunk: the same values, missing and ignored queries as
+/// [`eval::evaluate`] on the whole file read with [`trec::read_trec`], in the
+/// memory of one chunk of about `chunk_rows` rows.  Run inside
+/// [`eval::with_threads`] to choose the thread count.
+pub fn evaluate_run_file(
+    qrels: &Side<'_>,
+    path: &str,
+    round_f32: bool,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    chunk_rows: usize,
+) -> Result<StreamEvaluation> {
+    if chunk_rows == 0 {
+        return Err(Error::InvalidInput("chunk_rows must be at least 1".into()));
+    }
+    let opts = Options {
+        only_run_queries: true,
+        ..*opts
+    };
+    let nq = qrels.num_queries();
+    let mut values = vec![0.0; nq * metrics.len()];
+    // Check the metrics and options before reading: an empty run scores nothing.
+    let empty = Encoded {
+        queries: crate::core::vocab::OwnedVocab {
+            bytes: Vec::new(),
+            offsets: vec![0],
+        },
+        docs: crate::core::vocab::OwnedVocab {
+            bytes: Vec::new(),
+            offsets: vec![0],
+        },
+        offsets: vec![0],
+        ..Encoded::default()
+    };
+    eval::evaluate_into(qrels, &side(&empty)?, metrics, &opts, &mut values)?;
+
+    let mut present = vec![false; nq];
+    let mut run_only: Vec<Vec<u8>> = Vec::new();
+    let mut chunks = 0usize;
+    let (tag, _) = trec::for_each_run_chunk(path, round_f32, chunk_rows, |chunk| {
+        chunks += 1;
+        let run = side(&chunk)?;
+        let (run_index, only) = eval::evaluate_into(qrels, &run, metrics, &opts, &mut values)?;
+        for (p, &r) in present.iter_mut().zip(&run_index) {
+            *p |= r >= 0;
+        }
+        run_only.extend(only.iter().map(|&i| run.queries.get(i as usize).to_vec()));
+        Ok(())
+    })?;
+
+    // Queries missing from the run: an empty ranking each, as `evaluate` does.
+    let missing: Vec<i64> = (0..nq).filter(|&i| !present[i]).map(|i| i as i64).collect();
+    if !missing.is_empty() {
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0i64];
+        for &i in &missing {
+            bytes.extend_from_slice(qrels.queries.get(i as usize));
+            offsets.push(bytes.len() as i64);
+        }
+        let docs_offsets = [0i64];
+        let row_offsets = vec![0i64; missing.len() + 1];
+        // Qrels order is byte order, so these ids are sorted as a vocabulary must be.
+        let run = Side::new(
+            Vocab::new(&bytes, &offsets)?,
+            Vocab::new(&[], &docs_offsets)?,
+            &row_offsets,
+            &[],
+            &[],
+            &[],
+        )?;
+        eval::evaluate_into(qrels, &run, metrics, &opts, &mut values)?;
+    }
+    // Byte order, as the run's sorted query vocabulary would list them.
+    run_only.sort_unstable();
+    Ok(StreamEvaluation {
+        values,
+        missing,
+        run_only,
+        tag,
+        chunks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::encode::Kind;
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    fn tmp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ranklens_stream_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        p
+    }
+
+    fn metrics() -> Vec<MetricSpec> {
+        [
+            ("map", None),
+            ("ndcg", Some(10)),
+            ("precision", Some(5)),
+            ("mrr", None),
+            ("bpref", None),
+            ("num_ret", None),
+        ]
+        .iter()
+        .map(|(n, k)| MetricSpec::new(n, *k, None, &[]).unwrap())
+        .collect()
+    }
+
+    /// A run of `nq` queries (some missing from the qrels, some qrels queries
+    /// missing from it), with ties, grouped by query.
+    fn files(nq: usize) -> (String, String) {
+        let (mut qrels, mut run) = (String::new(), String::new());
+        for q in 0..nq {
+            for d in 0..(q % 7) {
+                qrels.push_str(&format!("q{q} 0 d{} {}\n", d * 3, (q + d) % 3));
+            }
+            if q % 5 == 4 {
+                continue; // missing from the run
+            }
+            for d in 0..(q % 11 + 1) {
+                let score = ((q * 7 + d * 13) % 5) as f64 / 2.0;
+                run.push_str(&format!("q{q} Q0 d{d} {d} {score} tag\n"));
+            }
+        }
+        run.push_str("zz_only Q0 d1 1 1 tag\nzz_only Q0 d2 2 1 tag\n");
+        (qrels, run)
+    }
+
+    fn whole(qrels: &Encoded, run_path: &str, opts: &Options) -> eval::Evaluation {
+        let run = trec::read_trec(run_path, Kind::Run, false).unwrap();
+        eval::evaluate(
+            &side(qrels).unwrap(),
+            &side(&run).unwrap(),
+            &metrics(),
+            opts,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn same_numbers_as_whole_for_any_chunk_size() {
+        let (qtext, rtext) = files(60);
+        let qp = tmp("qrels.txt", &qtext);
+        let rp = tmp("run.txt", &rtext);
+        let qrels = trec::read_trec(qp.to_str().unwrap(), Kind::Qrels, false).unwrap();
+        let rpath = rp.to_str().unwrap();
+        for opts in [
+            Options::new(1.0),
+            Options {
+                judged_only: true,
+                max_docs: Some(3),
+                ..Options::new(2.0)
+            },
+            Options {
+                ties: eval::Ties::Input,
+                ..Options::new(1.0)
+            },
+        ] {
+            let w = whole(&qrels, rpath, &opts);
+            for chunk_rows in [1, 2, 7, 100, 1 << 20] {
+                let s = evaluate_run_file(
+                    &side(&qrels).unwrap(),
+                    rpath,
+                    false,
+                    &metrics(),
+                    &opts,
+                    chunk_rows,
+                )
+                .unwrap();
+                let same = s
+                    .values
+                    .iter()
+                    .zip(&w.values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same && s.values.len() == w.values.len(), "{chunk_rows}");
+                let missing: Vec<i64> = (0..w.run_index.len() as i64)
+                    .filter(|&i| w.run_index[i as usize] < 0)
+                    .collect();
+                assert_eq!(s.missing, missing);
+                let run = trec::read_trec(rpath, Kind::Run, false).unwrap();
+                let ignored: Vec<Vec<u8>> = w
+                    .run_only
+                    .iter()
+                    .map(|&i| run.queries.view().get(i as usize).to_vec())
+                    .collect();
+                assert!(ignored.len() > 1 && ignored.contains(&b"zz_only".to_vec()));
+                assert_eq!(s.run_only, ignored);
+                assert_eq!(s.tag.as_deref(), Some("tag"));
+                if chunk_rows == 1 {
+                    assert_eq!(s.chunks, 49); // one per run query
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn non_grouped_run_is_an_error_naming_the_line() {
+        let qp = tmp("q2.txt", "a 0 d1 1\nb 0 d1 1\n");
+        let rp = tmp(
+            "r2.txt",
+            "a Q0 d1 1 1 t\nb Q0 d1 1 1 t\n# c\na Q0 d2 2 0.5 t\n",
+        );
+        let qrels = trec::read_trec(qp.to_str().unwrap(), Kind::Qrels, false).unwrap();
+        for chunk_rows in [1, 100] {
+            let e = evaluate_run_file(
+                &side(&qrels).unwrap(),
+                rp.to_str().unwrap(),
+                false,
+                &metrics(),
+                &Options::new(1.0),
+                chunk_rows,
+            )
+            .unwrap_err();
+            match e {
+                Error::Parse { line, msg, .. } => {
+                    assert_eq!(line, 4);
+                    assert!(msg.contains("\"a\"") && msg.contains("line 1"), "{msg}");
+                    assert!(msg.contains("not grouped by query"), "{msg}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_options_fail_before_reading_and_empty_runs_work() {
+        let qp = tmp("q3.txt", "a 0 d1 1\n");
+        let qrels = trec::read_trec(qp.to_str().unwrap(), Kind::Qrels, false).unwrap();
+        let q = side(&qrels).unwrap();
+        let opts = Options::new(1.0);
+        let bad = Options {
+            max_docs: Some(0),
+            ..opts
+        };
+        // The path does not exist: the option error comes first.
+        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &bad, 10);
+        assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &opts, 0);
+        assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &opts, 10);
+        assert!(matches!(e, Err(Error::Io { .. })), "{e:?}");
+        let rp = tmp("r3.txt", "# nothing\n");
+        let s = evaluate_run_file(&q, rp.to_str().unwrap(), false, &metrics(), &opts, 10).unwrap();
+        assert_eq!((s.missing, s.chunks, s.tag), (vec![0], 0, None));
+    }
+}
