@@ -255,6 +255,28 @@ fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error>> {
 /// level, named parameters).
 type MetricArg = (String, Option<usize>, Option<f64>, Vec<(String, f64)>);
 
+/// The evaluation options and metric specs from the Python arguments.
+fn eval_setup(
+    metrics: &[MetricArg],
+    level: f64,
+    judged_only: bool,
+    max_docs: Option<usize>,
+    ties: &str,
+) -> Result<(eval::Options, Vec<MetricSpec>), Error> {
+    let opts = eval::Options {
+        level,
+        judged_only,
+        max_docs,
+        ties: eval::Ties::from_name(ties)?,
+        only_run_queries: false,
+    };
+    let specs = metrics
+        .iter()
+        .map(|(name, k, level, params)| MetricSpec::new(name, *k, *level, params))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((opts, specs))
+}
+
 type EvalArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray1<i64>>,
@@ -279,18 +301,8 @@ fn evaluate<'py>(
     ties: &str,
 ) -> PyResult<EvalArrays<'py>> {
     let err = |e: Error| to_py(py, e);
-    let opts = eval::Options {
-        level: relevance_level,
-        judged_only,
-        max_docs,
-        ties: eval::Ties::from_name(ties).map_err(err)?,
-        only_run_queries: false,
-    };
-    let specs = metrics
-        .iter()
-        .map(|(name, k, level, params)| MetricSpec::new(name, *k, *level, params))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+    let (opts, specs) =
+        eval_setup(&metrics, relevance_level, judged_only, max_docs, ties).map_err(err)?;
     let q = side(&qrels)?.map_err(err)?;
     let r = side(&run)?.map_err(err)?;
     let nq = q.num_queries();
@@ -1085,18 +1097,8 @@ fn evaluate_trec_stream<'py>(
     round_f32: bool,
 ) -> PyResult<StreamOut<'py>> {
     let err = |e: Error| to_py(py, e);
-    let opts = eval::Options {
-        level: relevance_level,
-        judged_only,
-        max_docs,
-        ties: eval::Ties::from_name(ties).map_err(err)?,
-        only_run_queries: false,
-    };
-    let specs = metrics
-        .iter()
-        .map(|(name, k, level, params)| MetricSpec::new(name, *k, *level, params))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+    let (opts, specs) =
+        eval_setup(&metrics, relevance_level, judged_only, max_docs, ties).map_err(err)?;
     let q = side(&qrels)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();

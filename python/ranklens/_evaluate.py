@@ -136,6 +136,13 @@ def _check_threads(threads: Any) -> int | None:
     return threads
 
 
+def _check_max_docs(max_docs: Any) -> None:
+    if max_docs is not None and (
+        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
+    ):
+        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
+
+
 def evaluate(
     qrels: Qrels | Mapping[str, Mapping[str, float]],
     run: Run | Mapping[str, Any],
@@ -174,10 +181,7 @@ def evaluate(
     ms = parse_metrics(metrics)
     level = _check_level(relevance_level)
     nthreads = _check_threads(threads)
-    if max_docs is not None and (
-        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
-    ):
-        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
+    _check_max_docs(max_docs)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:

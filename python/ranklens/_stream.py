@@ -8,7 +8,7 @@ from typing import Union
 
 from ranklens import _ranklens
 from ranklens._data import Qrels, _round_f32
-from ranklens._evaluate import Results, _check_level, _check_threads
+from ranklens._evaluate import Results, _check_level, _check_max_docs, _check_threads
 from ranklens._names import Metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -90,10 +90,7 @@ def _evaluate_files(
     ms = parse_metrics(metrics)
     level = _check_level(relevance_level)
     nthreads = _check_threads(threads)
-    if max_docs is not None and (
-        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
-    ):
-        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
+    _check_max_docs(max_docs)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise RanklensInputError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
     round_f32 = _round_f32(score_precision)
