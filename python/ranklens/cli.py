@@ -1,6 +1,10 @@
 """The ``ranklens`` command line: TREC files in, a table out.
 
-    ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|json] [--stream]
+    ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|csv|json|jsonl]
+             [--ties trec|input|expected] [--stream]
+
+A progress bar is shown on stderr while a large file loads, when stderr is a
+terminal. [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
@@ -11,13 +15,17 @@ stderr naming the file and line; nothing on stdout).
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import Results, evaluate
 from ranklens._names import parse_metrics
+from ranklens._progress import reading
 from ranklens._stream import _evaluate_files
 from ranklens.errors import RanklensInputError
 
@@ -48,7 +56,17 @@ def _parser() -> argparse.ArgumentParser:
         help="a label >= this is relevant (default 1)",
     )
     p.add_argument(
-        "--format", choices=["table", "tsv", "json"], default="table", help="output format"
+        "--format",
+        choices=["table", "tsv", "csv", "json", "jsonl"],
+        default="table",
+        help="output format (jsonl: one {run, metric, query, value} object a line)",
+    )
+    p.add_argument(
+        "--ties",
+        choices=["trec", "input", "expected"],
+        default="trec",
+        help="order of equal scores: trec_eval's (doc id descending), the file's, or the "
+        "expected value over all orders",
     )
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: cores)")
     p.add_argument(
@@ -72,6 +90,19 @@ def _fmt(value: float, aggregate: str) -> str:
     return f"{value:.4f}"
 
 
+def _rows(results: list[tuple[str, Results]], per_query: bool) -> list[tuple[str, str, str, float]]:
+    """(run, metric, query, value): per-query rows (if asked) then the aggregates."""
+    rows = []
+    for name, res in results:
+        if per_query:
+            for i, qid in enumerate(res.query_ids):
+                for j, m in enumerate(res.metrics):
+                    rows.append((name, m.name, qid, float(res.values[i, j])))
+        for m in res.metrics:
+            rows.append((name, m.name, "all", res[m]))
+    return rows
+
+
 def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> str:
     if fmt == "json":
         doc = []
@@ -81,17 +112,20 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
                 entry["per_query"] = {m.name: res.per_query(m) for m in res.metrics}
             doc.append(entry)
         return json.dumps(doc, indent=2)
-    rows: list[tuple[str, str, str, str]] = []
-    for name, res in results:
-        if per_query:
-            for i, qid in enumerate(res.query_ids):
-                for j, m in enumerate(res.metrics):
-                    rows.append((name, m.name, qid, _fmt(float(res.values[i, j]), m.aggregate)))
-        for m in res.metrics:
-            rows.append((name, m.name, "all", _fmt(res[m], m.aggregate)))
-    if fmt == "tsv":
-        return "\n".join("\t".join(r) for r in [("run", "metric", "query", "value"), *rows])
     header = ("run", "metric", "query", "value")
+    if fmt == "jsonl":
+        raw = _rows(results, per_query)
+        return "\n".join(json.dumps(dict(zip(header, r))) for r in raw)
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(_rows(results, per_query))
+        return buf.getvalue().rstrip("\n")
+    aggregate = {m.name: m.aggregate for _, res in results for m in res.metrics}
+    rows = [(n, m, q, _fmt(v, aggregate[m])) for n, m, q, v in _rows(results, per_query)]
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [header, *rows])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
     return "\n".join(lines)
@@ -113,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)
-        qrels = Qrels.from_trec(args.qrels)
+        with reading(args.qrels, "qrels"):
+            qrels = Qrels.from_trec(args.qrels)
         results = []
         for path in args.runs:
             if args.stream:
@@ -124,16 +159,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     relevance_level=args.relevance_level,
                     threads=args.threads,
                     chunk_rows=args.chunk_rows,
+                    ties=args.ties,
                 )
                 results.append((tag or path, res))
                 continue
-            run = Run.from_trec(path)
+            with reading(path, os.path.basename(path)):
+                run = Run.from_trec(path)
             res = evaluate(
                 qrels,
                 run,
                 metrics,
                 relevance_level=args.relevance_level,
                 threads=args.threads,
+                ties=args.ties,
             )
             results.append((run.name or path, res))
     except RanklensInputError as e:

@@ -1,0 +1,107 @@
+"""The main command line: `ranklens QRELS RUN [RUN ...] -m ...`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from ranklens import _progress
+from ranklens.cli import main
+
+DATA = Path(__file__).parent / "data"
+QRELS = str(DATA / "qrels.test")
+RUN = str(DATA / "results.test")
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_matches_trec_eval(capsys):
+    # trec_eval's own output for these files (tests/data/out.test): map 0.1785, P_5 0.2667.
+    code, out, _ = run_cli(capsys, QRELS, RUN, "-m", "map", "-m", "P_5", "-m", "num_rel")
+    assert code == 0
+    rows = {tuple(line.split()[1:3]): line.split()[3] for line in out.splitlines()[1:]}
+    assert rows[("map", "all")] == "0.1785"
+    assert rows[("precision@5", "all")] == "0.2667"
+    assert rows[("num_rel", "all")] == "561"
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "json", "jsonl"])
+def test_formats_agree(capsys, fmt):
+    code, out, _ = run_cli(capsys, QRELS, RUN, RUN, "-m", "map", "-q", "--format", fmt)
+    assert code == 0
+    if fmt == "json":
+        doc = json.loads(out)
+        assert len(doc) == 2 and abs(doc[0]["aggregate"]["map"] - 0.1785) < 5e-5
+        assert set(doc[0]["per_query"]["map"]) == {"301", "302", "303"}
+        return
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in out.splitlines()]
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+    else:
+        lines = [line.split("\t") for line in out.splitlines()]
+        rows = [dict(zip(lines[0], r)) for r in lines[1:]]
+    # two runs x (3 queries + "all")
+    assert len(rows) == 8
+    alls = [r for r in rows if r["query"] == "all"]
+    assert all(abs(float(r["value"]) - 0.1785) < 1e-4 for r in alls)
+
+
+def test_ties_option(tmp_path, capsys):
+    (tmp_path / "q").write_text("q 0 a 1\n")
+    # all scores tie: trec order is z, b, a (doc id descending); file order is a, b, z
+    (tmp_path / "r").write_text("q Q0 a 1 1.0 t\nq Q0 b 2 1.0 t\nq Q0 z 3 1.0 t\n")
+    args = [str(tmp_path / "q"), str(tmp_path / "r"), "-m", "mrr", "--format", "json"]
+    for ties, want in [("trec", 1 / 3), ("input", 1.0), ("expected", (1 + 1 / 2 + 1 / 3) / 3)]:
+        code, out, _ = run_cli(capsys, *args, "--ties", ties)
+        assert code == 0
+        assert json.loads(out)[0]["aggregate"]["mrr"] == pytest.approx(want, abs=1e-12)
+
+
+def test_bad_data_exits_1_with_nothing_on_stdout(tmp_path, capsys):
+    bad = tmp_path / "bad.run"
+    bad.write_text("301 Q0 doc 1 high t\n")
+    code, out, err = run_cli(capsys, QRELS, str(bad), "-m", "map")
+    assert code == 1 and out == ""
+    assert "bad.run:1" in err and err.count("\n") == 1
+    code, out, err = run_cli(capsys, QRELS, str(tmp_path / "missing"), "-m", "map")
+    assert code == 1 and out == ""
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main([QRELS])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main([QRELS, RUN, "--format", "xml"])
+    assert e.value.code == 2
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal(monkeypatch, tmp_path):
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 4096)
+    monkeypatch.setattr(_progress, "_MIN_BYTES", 1)
+    if _progress._bytes_read() is None:
+        pytest.skip("no /proc/self/io here")
+    tty = _Tty()
+    with _progress.reading(str(big), "run", tty):
+        big.read_bytes()
+    shown = tty.getvalue()
+    assert shown.startswith("\rrun [") and "] done in " in shown and shown.endswith(" s\n")
+    quiet = io.StringIO()  # not a terminal: nothing
+    with _progress.reading(str(big), "run", quiet):
+        pass
+    assert quiet.getvalue() == ""
