@@ -160,3 +160,16 @@ def test_results_from_stdin(monkeypatch, capsys):
     rc, out, _ = _run(monkeypatch, capsys, ["qrels.test", "-"])
     assert rc == 0
     assert out == (DATA / "out.test").read_text()
+
+
+def test_float_labels_are_truncated_with_one_warning(tmp_path, monkeypatch, capsys):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q 0 a 1.5\nq 0 b 0.5\n")
+    run = tmp_path / "run"
+    run.write_text("q Q0 b 1 2.0 t\nq Q0 a 2 1.0 t\n")
+    with pytest.warns(UserWarning, match=r"float labels truncated.*1\.5 -> 1") as record:
+        code, out, _ = _run(monkeypatch, capsys, ["-m", "P.1,2", str(qrels), str(run)])
+    assert code == 0 and len(record) == 1
+    # atol: a (1.5) -> 1 is relevant, b (0.5) -> 0 is not: P_1 = 0, P_2 = 0.5
+    assert "P_1                   \tall\t0.0000" in out
+    assert "P_2                   \tall\t0.5000" in out

@@ -46,6 +46,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable, Union
@@ -634,11 +635,18 @@ def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
     return out
 
 
-def _truncate_labels(qrels: Qrels) -> Qrels:
-    """trec_eval reads labels with ``atol``: 1.5 -> 1, -0.5 -> 0."""
+def _truncate_labels(qrels: Qrels, path: str) -> Qrels:
+    """trec_eval reads labels with ``atol``: 1.5 -> 1, -0.5 -> 0 (warned about once,
+    on stderr, since ranklens itself keeps float labels)."""
     values = qrels.values
     if np.all(values == np.trunc(values)):
         return qrels
+    example = float(values[values != np.trunc(values)][0])
+    warnings.warn(
+        f"{path}: float labels truncated to integers, as trec_eval does "
+        f"(e.g. {example!r} -> {int(example)}); ranklens.evaluate keeps them exact",
+        stacklevel=2,
+    )
     arrays = list(qrels.arrays)
     arrays[6] = np.trunc(values) + 0.0  # -0.0 -> 0.0
     return Qrels._from_arrays(tuple(arrays))
@@ -722,7 +730,7 @@ def _run(argv: list[str]) -> str:
             run_file = tmp
         else:
             run_file = run_path
-        qrels = _truncate_labels(Qrels.from_trec(qrels_path))
+        qrels = _truncate_labels(Qrels.from_trec(qrels_path), qrels_path)
         run = Run.from_trec(run_file)
         runid = _last_tag(run_file) if any(me.fmt == "runid" for me in measures) else None
     finally:
