@@ -14,7 +14,7 @@
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
 use crate::core::error::{show, Error, Result};
-use crate::core::metrics::{expected, MetricSpec, Query, TieGroups};
+use crate::core::metrics::{expected, MetricSpec, PrefixBuf, Query, TieGroups};
 use crate::core::vocab::{align, Vocab, NONE};
 use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
@@ -157,9 +157,10 @@ impl Options {
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
+    /// Running sums over the ranking, shared by the metrics (plain path).
+    prefix: PrefixBuf,
     /// The query's judged documents: (hash of the doc id, row within the
-    /// query's qrels rows), sorted; with the matching label and
-    /// group), sorted by run doc id.
+    /// query's qrels rows), sorted by hash.
     judged: Vec<(u64, u32)>,
     /// Grouped qrels: the label of each group, and whether it is satisfied.
     group_labels: Vec<f64>,
@@ -413,14 +414,21 @@ pub fn evaluate_into(
                     mixture = Some((kept_before_gs, lo + first, probs[first..=last].to_vec()));
                 }
             }
+            let judged = if grouped { &s.pool[..] } else { jlabels };
             let q = Query {
                 ranked: &s.ranked[..scored],
-                judged: if grouped { &s.pool } else { jlabels },
+                judged,
                 ideal: &s.ideal,
                 ties: Default::default(),
+                prefix: None,
             };
             if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
                 // No ties (or not asked): the fixed order is the only one.
+                let prefix = s.prefix.build(q.ranked, judged, q.ideal, level);
+                let q = Query {
+                    prefix: Some(prefix),
+                    ..q
+                };
                 for (o, m) in out.iter_mut().zip(metrics) {
                     *o = m.compute(&q, level);
                 }

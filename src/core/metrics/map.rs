@@ -12,6 +12,9 @@ pub fn average_precision(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     if r == 0 {
         return 0.0;
     }
+    if let Some(p) = q.prefix_at(level) {
+        return p.ap[q.depth(k)] / r as f64;
+    }
     let mut found = 0usize;
     let mut sum = 0.0;
     for (i, &l) in q.top(k).iter().enumerate() {

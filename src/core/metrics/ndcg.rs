@@ -61,10 +61,16 @@ fn dcg_of(labels: &[f64], g: Gain) -> f64 {
 }
 
 pub fn dcg(q: &Query<'_>, k: Option<usize>, g: Gain) -> f64 {
-    dcg_of(q.top(k), g)
+    match (q.prefix, g) {
+        (Some(p), Gain::Label) => p.dcg[q.depth(k)],
+        _ => dcg_of(q.top(k), g),
+    }
 }
 
 pub fn ideal_dcg(q: &Query<'_>, k: Option<usize>, g: Gain) -> f64 {
+    if let (Some(p), Gain::Label) = (q.prefix, g) {
+        return p.idcg[k.map_or(q.ideal.len(), |k| k.min(q.ideal.len()))];
+    }
     let ideal = match k {
         Some(k) if k < q.ideal.len() => &q.ideal[..k],
         _ => q.ideal,
