@@ -16,7 +16,7 @@ use crate::core::vocab::Vocab;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// Core error -> the matching class of `ranklens.errors` (all `ValueError`s,
 /// but I/O failures, which are `OSError`).
@@ -61,12 +61,11 @@ fn to_arrays(py: Python<'_>, e: Encoded) -> EncodedArrays<'_> {
     )
 }
 
-/// An id: `str`, or `int` (written in decimal); anything else is an error.
+/// An id: `str` (its UTF-8 bytes, borrowed from the object: no copy), or `int`
+/// (written in decimal into `buf`); anything else is an error.
 fn id_bytes<'a>(obj: &'a Bound<'_, PyAny>, buf: &'a mut String, what: &str) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
-        buf.clear();
-        buf.push_str(&s.to_cow()?);
-        return Ok(buf.as_bytes());
+        return Ok(s.to_str()?.as_bytes());
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
         buf.clear();
@@ -79,6 +78,13 @@ fn id_bytes<'a>(obj: &'a Bound<'_, PyAny>, buf: &'a mut String, what: &str) -> P
         obj.repr()?
     )))
     .map_err(|e| to_py(obj.py(), e))
+}
+
+/// An id as an owned string (for query ids, kept for error messages).
+fn id_string(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    let mut buf = String::new();
+    let bytes = id_bytes(obj, &mut buf, what)?;
+    Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// `mapping.items()` as an iterator, with a fast path for dicts.
@@ -112,20 +118,24 @@ fn encode_mapping<'py>(
     };
     let what_value = if kind == Kind::Run { "score" } else { "label" };
     let mut b = Builder::new(kind, round_f32);
-    let (mut qbuf, mut dbuf) = (String::new(), String::new());
+    let mut dbuf = String::new();
     let err = |e: Error| to_py(py, e);
+    // Mappings keyed by `str` cannot hold a document twice for a query (an
+    // `int` key could collide with its decimal string, a list can repeat).
+    let mut unique = true;
     for (qobj, inner) in items(data)? {
-        let q = b
-            .query(id_bytes(&qobj, &mut qbuf, "a query id")?)
-            .map_err(err)?;
+        let qid = id_string(&qobj, "a query id")?;
+        unique &= qobj.is_instance_of::<PyString>();
+        let q = b.query(qid.as_bytes()).map_err(err)?;
         let ranked = inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok();
         if ranked {
             if kind == Kind::Qrels {
                 return Err(err(Error::InvalidInput(format!(
-                    "query {qbuf:?}: qrels need a mapping doc id -> label, got a list \
+                    "query {qid:?}: qrels need a mapping doc id -> label, got a list \
                      (use Qrels.from_groups or a dict of labels)"
                 ))));
             }
+            unique = false;
             let docs: Vec<Bound<'py, PyAny>> = inner.try_iter()?.collect::<PyResult<_>>()?;
             let n = docs.len();
             for (i, d) in docs.iter().enumerate() {
@@ -134,31 +144,46 @@ fn encode_mapping<'py>(
             }
             continue;
         }
-        let pairs =
-            items(&inner).map_err(|_| {
-                err(Error::InvalidInput(format!(
-                "query {qbuf:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
-                 got {}",
-                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            )))
-            })?;
-        b.reserve(pairs.len());
-        for (dobj, vobj) in pairs {
-            let value: Option<f64> = if vobj.is_instance_of::<PyString>() {
+        let mut add = |dobj: &Bound<'py, PyAny>, vobj: &Bound<'py, PyAny>| -> PyResult<()> {
+            // Python floats first (the common case), then anything numeric.
+            let value: Option<f64> = if let Ok(f) = vobj.cast::<PyFloat>() {
+                Some(f.value())
+            } else if vobj.is_instance_of::<PyString>() {
                 None
             } else {
                 vobj.extract().ok()
             };
-            let doc = id_bytes(&dobj, &mut dbuf, "a document id")?;
+            unique &= dobj.is_instance_of::<PyString>();
+            let doc = id_bytes(dobj, &mut dbuf, "a document id")?;
             let Some(value) = value else {
                 return Err(err(Error::InvalidInput(format!(
-                    "query {qbuf:?}, document {:?}: the {what_value} must be a number, got {}",
+                    "query {qid:?}, document {:?}: the {what_value} must be a number, got {}",
                     String::from_utf8_lossy(doc),
                     vobj.repr().map(|r| r.to_string()).unwrap_or_default()
                 ))));
             };
-            b.row(q, doc, value).map_err(err)?;
+            b.row(q, doc, value).map_err(err)
+        };
+        if let Ok(d) = inner.cast::<PyDict>() {
+            for (dobj, vobj) in d.iter() {
+                add(&dobj, &vobj)?;
+            }
+            continue;
         }
+        let pairs =
+            items(&inner).map_err(|_| {
+                err(Error::InvalidInput(format!(
+                "query {qid:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
+                 got {}",
+                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )))
+            })?;
+        for (dobj, vobj) in pairs {
+            add(&dobj, &vobj)?;
+        }
+    }
+    if unique {
+        b.assume_unique_docs();
     }
     let encoded = py.detach(move || b.finish()).map_err(err)?;
     Ok(to_arrays(py, encoded))
@@ -170,19 +195,18 @@ fn encode_mapping<'py>(
 #[pyfunction]
 fn encode_groups<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<EncodedArrays<'py>> {
     let mut b = Builder::new(Kind::Qrels, false);
-    let (mut qbuf, mut dbuf) = (String::new(), String::new());
+    let mut dbuf = String::new();
     let err = |e: Error| to_py(py, e);
     let bad = |m: String| to_py(py, Error::InvalidInput(m));
     for item in items.try_iter()? {
         let item = item?;
         let (qobj, groups, labels): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
             item.extract()?;
-        let q = b
-            .query(id_bytes(&qobj, &mut qbuf, "a query id")?)
-            .map_err(err)?;
+        let qid = id_string(&qobj, "a query id")?;
+        let q = b.query(qid.as_bytes()).map_err(err)?;
         if groups.is_instance_of::<PyString>() || groups.try_iter().is_err() {
             return Err(bad(format!(
-                "query {qbuf:?}: the ground truth must be a list of groups (lists of ids)"
+                "query {qid:?}: the ground truth must be a list of groups (lists of ids)"
             )));
         }
         let groups: Vec<Bound<'py, PyAny>> = groups.try_iter()?.collect::<PyResult<_>>()?;
@@ -191,12 +215,12 @@ fn encode_groups<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<En
         } else {
             let l: Vec<f64> = labels.extract().map_err(|_| {
                 bad(format!(
-                    "query {qbuf:?}: labels must be a list of numbers, one per group"
+                    "query {qid:?}: labels must be a list of numbers, one per group"
                 ))
             })?;
             if l.len() != groups.len() {
                 return Err(bad(format!(
-                    "query {qbuf:?}: {} labels for {} groups",
+                    "query {qid:?}: {} labels for {} groups",
                     l.len(),
                     groups.len()
                 )));
@@ -212,13 +236,13 @@ fn encode_groups<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<En
                     vec![group.clone()]
                 };
             if members.is_empty() {
-                return Err(bad(format!("query {qbuf:?}: group {g} is empty")));
+                return Err(bad(format!("query {qid:?}: group {g} is empty")));
             }
             for m in &members {
                 let doc = id_bytes(m, &mut dbuf, "a document id")?;
                 if doc.is_empty() {
                     return Err(bad(format!(
-                        "query {qbuf:?}: group {g} holds an empty document id"
+                        "query {qid:?}: group {g} holds an empty document id"
                     )));
                 }
                 b.grouped_row(q, doc, label, g as u32).map_err(err)?;

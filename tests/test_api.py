@@ -268,3 +268,20 @@ def test_relstring_per_query():
     assert ranklens.relstring(QRELS, run, 5, judged_only=True)["q1"] == "2"
     assert ranklens.relstring(QRELS, run, 5)["q1"] == ".-2"
     assert ranklens.relstring({"q": {"a": 12}}, {"q": ["a"]})["q"] == ">"
+
+
+def test_int_and_str_ids_that_collide_are_duplicates():
+    # A str-keyed dict cannot repeat a document; int keys can collide with strings.
+    with pytest.raises(RanklensInputError, match=r'query "q": document "1" is listed more'):
+        Run({"q": {1: 1.0, "1": 2.0}})
+    with pytest.raises(RanklensInputError, match=r'query "1": document "a" is listed more'):
+        Run({1: {"a": 1.0}, "1": {"a": 2.0}})
+    with pytest.raises(RanklensInputError, match="listed more"):
+        Qrels({"q": {7: 1, "7": 0}})
+
+
+def test_runs_in_ranking_order_and_not_are_ranked_alike():
+    # The encoder skips sorting input that is already in trec order; both must agree.
+    ordered = {"q": {"d": 3.0, "c": 2.0, "b": 2.0, "a": 1.0}}
+    shuffled = {"q": {"a": 1.0, "b": 2.0, "d": 3.0, "c": 2.0}}
+    assert Run(ordered).ranking("q") == Run(shuffled).ranking("q") == ["d", "c", "b", "a"]

@@ -71,6 +71,7 @@ pub struct Builder {
     groups: Vec<u32>,
     /// (query, first row) of each block of consecutive rows of one query.
     blocks: Vec<(u32, u32)>,
+    check_duplicates: bool,
 }
 
 impl Builder {
@@ -86,7 +87,14 @@ impl Builder {
             values: Vec::new(),
             groups: Vec::new(),
             blocks: Vec::new(),
+            check_duplicates: true,
         }
+    }
+
+    /// Skip the per-query duplicate check: only for callers whose input cannot
+    /// hold a document twice for a query (a dict keyed by `str` document ids).
+    pub fn assume_unique_docs(&mut self) {
+        self.check_duplicates = false;
     }
 
     pub fn reserve(&mut self, rows: usize) {
@@ -171,6 +179,7 @@ impl Builder {
             values,
             groups,
             blocks,
+            check_duplicates,
             ..
         } = self;
         let n = values.len();
@@ -235,31 +244,38 @@ impl Builder {
             |scratch: &mut Vec<(u64, u32)>, (qi, chunk)| {
                 // Duplicates: sort (hash, row) pairs; equal hashes are compared
                 // by bytes, so a hash collision is never mistaken for one.
-                scratch.clear();
-                scratch.extend(
-                    chunk
-                        .iter()
-                        .map(|r| (hasher.hash_one(dv.get(r.0 as usize)), r.0)),
-                );
-                scratch.sort_unstable();
-                for (i, a) in scratch.iter().enumerate() {
-                    let bytes = dv.get(a.1 as usize);
-                    let mut same_hash = scratch[i + 1..].iter().take_while(|b| b.0 == a.0);
-                    if same_hash.any(|b| dv.get(b.1 as usize) == bytes) {
-                        return Err(Error::DuplicateDocument {
-                            query: show(qv.get(*qi)),
-                            doc: show(bytes),
-                        });
+                // Skipped when the caller vouches for uniqueness (str-keyed dicts).
+                if check_duplicates {
+                    scratch.clear();
+                    scratch.extend(
+                        chunk
+                            .iter()
+                            .map(|r| (hasher.hash_one(dv.get(r.0 as usize)), r.0)),
+                    );
+                    scratch.sort_unstable();
+                    for (i, a) in scratch.iter().enumerate() {
+                        let bytes = dv.get(a.1 as usize);
+                        let mut same_hash = scratch[i + 1..].iter().take_while(|b| b.0 == a.0);
+                        if same_hash.any(|b| dv.get(b.1 as usize) == bytes) {
+                            return Err(Error::DuplicateDocument {
+                                query: show(qv.get(*qi)),
+                                doc: show(bytes),
+                            });
+                        }
                     }
                 }
                 if kind == Kind::Run {
                     // Score descending, then document id descending by bytes;
-                    // strings are compared only between equal scores.
-                    chunk.sort_unstable_by(|a, b| {
+                    // strings are compared only between equal scores.  Input that
+                    // is already in that order (most run files) is not sorted again.
+                    let order = |a: &(u32, u32), b: &(u32, u32)| {
                         let (va, vb) = (vals[a.0 as usize], vals[b.0 as usize]);
                         vb.total_cmp(&va)
                             .then_with(|| dv.get(b.0 as usize).cmp(dv.get(a.0 as usize)))
-                    });
+                    };
+                    if chunk.windows(2).any(|w| order(&w[0], &w[1]).is_gt()) {
+                        chunk.sort_unstable_by(order);
+                    }
                 }
                 Ok(())
             },
