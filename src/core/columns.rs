@@ -154,7 +154,9 @@ impl<'a> Reader<'a> {
     #[inline]
     fn index(&self, i: usize, row: usize, column: &str) -> Result<usize> {
         let Ids::Dict { indices, .. } = &self.ids else {
-            unreachable!("index() on a non-dictionary column")
+            return Err(Error::InvalidInput(format!(
+                "column {column:?}: not a dictionary-encoded column"
+            )));
         };
         let k = indices.at(i);
         if k < 0 {
