@@ -162,6 +162,25 @@ _BAD_INIT_ARGS = "Expected object_relevance_per_qid dictionary and measures set.
 _BAD_SCORES = "Unable to extract query/object scores."
 
 
+def _parse_lines(lines: Iterable[str], nfields: int, doc: int, value: int, cast: Any) -> Any:
+    """Split each line into exactly ``nfields`` fields and collect ``{field 0: {field doc:
+    cast(field value)}}``.  Errors match pytrec_eval's parsers, type and message: a
+    wrong field count is Python's unpacking ``ValueError``, a repeated (query,
+    document) pair a bare ``AssertionError``."""
+    table: dict[str, dict[str, Any]] = collections.defaultdict(dict)
+    for line in lines:
+        fields = line.split()
+        if len(fields) < nfields:
+            raise ValueError(f"not enough values to unpack (expected {nfields}, got {len(fields)})")
+        if len(fields) > nfields:
+            raise ValueError(f"too many values to unpack (expected {nfields})")
+        per_query = table[fields[0]]
+        if fields[doc] in per_query:
+            raise AssertionError
+        per_query[fields[doc]] = cast(fields[value])
+    return table
+
+
 def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     """Parse a TREC run file: lines ``<query_id> Q0 <doc_id> <rank> <score> <system_name>``.
 
@@ -169,12 +188,7 @@ def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     Raises ``AssertionError`` if a document appears twice for a query, ``ValueError``
     for a line without exactly six fields.
     """
-    run: dict[str, dict[str, float]] = collections.defaultdict(dict)
-    for line in f_run:
-        query_id, _, object_id, _ranking, score, _ = line.strip().split()
-        assert object_id not in run[query_id]
-        run[query_id][object_id] = float(score)
-    return run
+    return _parse_lines(f_run, 6, 2, 4, float)  # type: ignore[no-any-return]
 
 
 def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -184,12 +198,7 @@ def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
     Raises ``AssertionError`` if a document appears twice for a query, ``ValueError``
     for a line without exactly four fields or a non-integer label.
     """
-    qrel: dict[str, dict[str, int]] = collections.defaultdict(dict)
-    for line in f_qrel:
-        query_id, _, object_id, relevance = line.strip().split()
-        assert object_id not in qrel[query_id]
-        qrel[query_id][object_id] = int(relevance)
-    return qrel
+    return _parse_lines(f_qrel, 4, 2, 3, int)  # type: ignore[no-any-return]
 
 
 def compute_aggregated_measure(measure: str, values: list[float]) -> float:
