@@ -36,9 +36,12 @@ test-python: install
 # The whole suite: lint, Rust unit tests, Python tests against the installed package.
 test: lint test-rust test-python
 
+# Python libraries side by side (see benches/README.md), then the Rust core alone
+# (criterion; --quick keeps it to about a minute after the build).
 bench: install
 	$(PY) -m pip install pytrec-eval-terrier ranx
 	$(PY) benches/run_bench.py --scales 10000,100000
+	cargo bench --bench kernels -- --quick
 
 clean:
 	rm -rf $(VENV) target dist
