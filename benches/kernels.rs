@@ -105,15 +105,7 @@ fn encode(kind: Kind, rows: &Rows) -> Encoded {
 }
 
 fn side(e: &Encoded) -> Side<'_> {
-    Side::new(
-        e.queries.view(),
-        e.docs.view(),
-        &e.offsets,
-        &e.doc_ids,
-        &e.values,
-        &e.extra,
-    )
-    .unwrap()
+    Side::of(e).unwrap()
 }
 
 /// The 40-metric set of `benches/metric_sets.py`, in ranklens's core spelling.

@@ -13,6 +13,7 @@
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
+use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::metrics::{expected, MetricSpec, PrefixBuf, Query, TieGroups};
 use crate::core::vocab::{align, Vocab, NONE};
@@ -71,6 +72,18 @@ impl<'a> Side<'a> {
             values,
             extra,
         })
+    }
+
+    /// The side as the evaluator reads it, borrowed from an owned encoding.
+    pub fn of(e: &'a Encoded) -> Result<Self> {
+        Side::new(
+            e.queries.view(),
+            e.docs.view(),
+            &e.offsets,
+            &e.doc_ids,
+            &e.values,
+            &e.extra,
+        )
     }
 
     pub fn num_queries(&self) -> usize {
@@ -505,15 +518,7 @@ mod tests {
     use crate::core::encode::{Builder, Encoded, Kind};
 
     fn side(e: &Encoded) -> Side<'_> {
-        Side::new(
-            e.queries.view(),
-            e.docs.view(),
-            &e.offsets,
-            &e.doc_ids,
-            &e.values,
-            &e.extra,
-        )
-        .unwrap()
+        Side::of(e).unwrap()
     }
 
     fn spec(name: &str, k: Option<usize>) -> MetricSpec {

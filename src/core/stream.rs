@@ -44,18 +44,6 @@ pub struct StreamEvaluation {
     pub chunks: usize,
 }
 
-/// An encoded side, borrowed as the evaluator reads it.
-fn side(e: &Encoded) -> Result<Side<'_>> {
-    Side::new(
-        e.queries.view(),
-        e.docs.view(),
-        &e.offsets,
-        &e.doc_ids,
-        &e.values,
-        &e.extra,
-    )
-}
-
 /// Score the run file at `path` (`"-"` = stdin; gzip detected) against `qrels`
 /// chunk by chunk: the same values, missing and ignored queries as
 /// [`eval::evaluate`] on the whole file read with [`trec::read_trec`], in the
@@ -91,14 +79,14 @@ pub fn evaluate_run_file(
         offsets: vec![0],
         ..Encoded::default()
     };
-    eval::evaluate_into(qrels, &side(&empty)?, metrics, &opts, &mut values)?;
+    eval::evaluate_into(qrels, &Side::of(&empty)?, metrics, &opts, &mut values)?;
 
     let mut present = vec![false; nq];
     let mut run_only: Vec<Vec<u8>> = Vec::new();
     let mut chunks = 0usize;
     let (tag, _) = trec::for_each_run_chunk(path, round_f32, chunk_rows, |chunk| {
         chunks += 1;
-        let run = side(&chunk)?;
+        let run = Side::of(&chunk)?;
         let (run_index, only) = eval::evaluate_into(qrels, &run, metrics, &opts, &mut values)?;
         for (p, &r) in present.iter_mut().zip(&run_index) {
             *p |= r >= 0;
@@ -195,8 +183,8 @@ mod tests {
     fn whole(qrels: &Encoded, run_path: &str, opts: &Options) -> eval::Evaluation {
         let run = trec::read_trec(run_path, Kind::Run, false).unwrap();
         eval::evaluate(
-            &side(qrels).unwrap(),
-            &side(&run).unwrap(),
+            &Side::of(qrels).unwrap(),
+            &Side::of(&run).unwrap(),
             &metrics(),
             opts,
         )
@@ -225,7 +213,7 @@ mod tests {
             let w = whole(&qrels, rpath, &opts);
             for chunk_rows in [1, 2, 7, 100, 1 << 20] {
                 let s = evaluate_run_file(
-                    &side(&qrels).unwrap(),
+                    &Side::of(&qrels).unwrap(),
                     rpath,
                     false,
                     &metrics(),
@@ -269,7 +257,7 @@ mod tests {
         let qrels = trec::read_trec(qp.to_str().unwrap(), Kind::Qrels, false).unwrap();
         for chunk_rows in [1, 100] {
             let e = evaluate_run_file(
-                &side(&qrels).unwrap(),
+                &Side::of(&qrels).unwrap(),
                 rp.to_str().unwrap(),
                 false,
                 &metrics(),
@@ -292,7 +280,7 @@ mod tests {
     fn bad_options_fail_before_reading_and_empty_runs_work() {
         let qp = tmp("q3.txt", "a 0 d1 1\n");
         let qrels = trec::read_trec(qp.to_str().unwrap(), Kind::Qrels, false).unwrap();
-        let q = side(&qrels).unwrap();
+        let q = Side::of(&qrels).unwrap();
         let opts = Options::new(1.0);
         let bad = Options {
             max_docs: Some(0),
