@@ -400,12 +400,13 @@ def run_child(lib: str, qrels: str, run: str, args, workdir: str) -> dict:
         cmd += ["--dump", dump]
     print(f"  {lib} ...", end=" ", flush=True)
     start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        rc, stderr = proc.returncode, proc.stderr
-    except subprocess.TimeoutExpired:
-        rc, stderr = None, f"timed out after {args.timeout}s"
+    rc, stderr, killed = _run_capped(cmd, args.timeout, args.mem_limit_gib)
     wall = time.time() - start
+    if killed:
+        out = {"lib": lib, "status": "killed", "note": killed, "process_wall_s": wall}
+        out["per_query_file"] = None
+        print(f"killed ({killed})", flush=True)
+        return out
     if os.path.exists(result):
         with open(result) as f:
             out = json.load(f)
@@ -422,6 +423,46 @@ def run_child(lib: str, qrels: str, run: str, args, workdir: str) -> dict:
     out["per_query_file"] = dump if os.path.exists(dump) else None
     print(out["status"] + (f" ({out['note']})" if out.get("note") else ""), flush=True)
     return out
+
+
+def _rss_mib(pid: int) -> float:
+    """Resident memory of a live process (Linux /proc), in MiB; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _run_capped(cmd: list[str], timeout: float, limit_gib: float) -> tuple:
+    """Run a child; kill it past ``timeout`` seconds or ``limit_gib`` GiB resident.
+
+    Returns ``(returncode, stderr, killed_note)``.  The memory cap stands in for
+    the machine running out (24 GiB here): at 1M queries the other libraries
+    would otherwise push the machine into the OOM killer.
+    """
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        start, peak = time.time(), 0.0
+        killed = None
+        while proc.poll() is None:
+            rss = _rss_mib(proc.pid)
+            peak = max(peak, rss)
+            elapsed = time.time() - start
+            if rss > limit_gib * 1024:
+                killed = f"exceeded {limit_gib:g} GiB resident after {elapsed:.0f} s"
+            elif elapsed > timeout:
+                killed = f"timed out after {timeout:g} s (peak {peak:,.0f} MiB)"
+            if killed:
+                proc.kill()
+                proc.wait()
+                break
+            time.sleep(0.1)
+        err.seek(0)
+        return proc.returncode, err.read(), killed
 
 
 def compare(reference: dict, other: dict) -> dict | None:
@@ -637,6 +678,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=_int_list, default=[1, 2], help="ranklens-encoded")
     p.add_argument("--encoded-metrics", type=_int_list, default=[1, 40], help="ranklens-encoded")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per child")
+    p.add_argument(
+        "--mem-limit-gib",
+        type=float,
+        default=20.0,
+        help="kill a child whose resident memory exceeds this (reported as killed)",
+    )
     p.add_argument("--no-compare", action="store_true", help="skip the per-query comparison")
     # Child mode (internal).
     p.add_argument("--child", dest="lib", help=argparse.SUPPRESS)

@@ -5,21 +5,20 @@
 //! queries are reported, not scored.
 //!
 //! Per query the relevance vector (label at each rank) is built once and every
-//! requested metric and cutoff reads it.  Documents are joined per query: the
-//! query's judged documents are hashed into a small sorted table, and each
-//! ranked document's label is a binary search by hash, confirmed on the bytes
-//! (see `encode.rs` for why there is no global document vocabulary).
+//! requested metric and cutoff reads it.  Documents are joined per query: each
+//! ranked document is looked up among the query's judged ones (`join.rs`),
+//! always confirmed on the bytes (see `encode.rs` for why there is no global
+//! document vocabulary).
 //!
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
+use crate::core::join::Judged;
 use crate::core::metrics::{expected, MetricSpec, PrefixBuf, Query, TieGroups};
 use crate::core::vocab::{align, Vocab, NONE};
-use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
-use std::hash::BuildHasher;
 
 /// One encoded side (run or qrels), borrowed: see `encode.rs` for the layout.
 #[derive(Clone, Copy, Debug)]
@@ -172,9 +171,8 @@ impl Options {
 struct Scratch {
     /// Running sums over the ranking, shared by the metrics (plain path).
     prefix: PrefixBuf,
-    /// The query's judged documents: (hash of the doc id, row within the
-    /// query's qrels rows), sorted by hash.
-    judged: Vec<(u64, u32)>,
+    /// The query's judged documents, for looking up ranked ones.
+    judged: Judged,
     /// Grouped qrels: the label of each group, and whether it is satisfied.
     group_labels: Vec<f64>,
     /// Grouped qrels: the judged pool the kernels see: each group's label once,
@@ -260,7 +258,6 @@ pub fn evaluate_into(
         }
     }
     let qmap = align(qrels.queries, run.queries);
-    let hasher = DefaultHashBuilder::default();
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
         if r != NONE {
@@ -290,14 +287,7 @@ pub fn evaluate_into(
             }
             let (jdocs, jlabels, jgroups) = qrels.rows(qi);
             let grouped = !jgroups.is_empty();
-            s.judged.clear();
-            s.judged.extend(
-                jdocs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &d)| (hasher.hash_one(qrels.docs.get(d as usize)), i as u32)),
-            );
-            s.judged.sort_unstable();
+            s.judged.build(qrels.docs, jdocs);
             if grouped {
                 let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
                 s.group_labels.clear();
@@ -369,13 +359,7 @@ pub fn evaluate_into(
                         tie += 1;
                     }
                     let doc = run.docs.get(rdocs[i] as usize);
-                    let h = hasher.hash_one(doc);
-                    let first = s.judged.partition_point(|e| e.0 < h);
-                    let found = s.judged[first..]
-                        .iter()
-                        .take_while(|e| e.0 == h)
-                        .map(|e| e.1 as usize)
-                        .find(|&j| qrels.docs.get(jdocs[j] as usize) == doc);
+                    let found = s.judged.find(doc, qrels.docs, jdocs);
                     let label = match found {
                         Some(j) => {
                             let (l, g) = (jlabels[j], if grouped { jgroups[j] } else { 0 });

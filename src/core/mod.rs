@@ -5,6 +5,7 @@
 //! * `columns` — the same from column chunks in Arrow layouts (data frames, Arrow);
 //! * `eval`    — aligning qrels and run, the per-query relevance vector, the
 //!   parallel loop over queries;
+//! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory.
 
@@ -12,6 +13,7 @@ pub mod columns;
 pub mod encode;
 pub mod error;
 pub mod eval;
+pub mod join;
 pub mod metrics;
 pub mod stats;
 pub mod stream;
