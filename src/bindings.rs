@@ -103,13 +103,20 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<(Bound<'py, PyAny>, Bound
 
 /// Encode a mapping query id -> (mapping doc id -> value | sequence of doc ids).
 /// A sequence is a ranked list (its order is the ranking; only for runs).
+///
+/// `pytrec_types`: qrels only; accept exactly what pytrec_eval's
+/// `RelevanceEvaluator` accepts (`str` query and document ids, a `dict` per
+/// query, `int` labels) and raise its `TypeError`s, checked entry by entry in
+/// the order pytrec_eval checks them, so the compatibility layer needs no
+/// second pass over the judgments in Python.
 #[pyfunction]
-#[pyo3(signature = (data, kind, round_f32 = false))]
+#[pyo3(signature = (data, kind, round_f32 = false, pytrec_types = false))]
 fn encode_mapping<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     kind: &str,
     round_f32: bool,
+    pytrec_types: bool,
 ) -> PyResult<EncodedArrays<'py>> {
     let kind = match kind {
         "run" => Kind::Run,
@@ -123,7 +130,13 @@ fn encode_mapping<'py>(
     // Mappings keyed by `str` cannot hold a document twice for a query (an
     // `int` key could collide with its decimal string, a list can repeat).
     let mut unique = true;
+    if pytrec_types && kind != Kind::Qrels {
+        return Err(PyTypeError::new_err("pytrec_types applies to qrels only"));
+    }
     for (qobj, inner) in items(data)? {
+        if pytrec_types {
+            check_pytrec_qrels(&qobj, &inner)?;
+        }
         let qid = id_string(&qobj, "a query id")?;
         unique &= qobj.is_instance_of::<PyString>();
         let q = b.query(qid.as_bytes()).map_err(err)?;
@@ -187,6 +200,27 @@ fn encode_mapping<'py>(
     }
     let encoded = py.detach(move || b.finish()).map_err(err)?;
     Ok(to_arrays(py, encoded))
+}
+
+/// One query of pytrec_eval-style qrels: its type checks and messages.
+fn check_pytrec_qrels(qobj: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<()> {
+    if !qobj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("Expected string as key."));
+    }
+    let Ok(docs) = inner.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err("Expected dictionary as value."));
+    };
+    for (doc, label) in docs.iter() {
+        if !doc.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "Expected mapping of document id to query relevance or matching score.",
+            ));
+        }
+        if !label.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err("Expected relevance to be integer."));
+        }
+    }
+    Ok(())
 }
 
 /// Encode grouped ground truth: `items` is a sequence of

@@ -15,7 +15,9 @@ _Encoded = tuple[
     npt.NDArray[np.uint32],
 ]
 
-def encode_mapping(data: object, kind: str, round_f32: bool = False) -> _Encoded: ...
+def encode_mapping(
+    data: object, kind: str, round_f32: bool = False, pytrec_types: bool = False
+) -> _Encoded: ...
 def encode_groups(items: object) -> _Encoded: ...
 def evaluate(
     qrels: _Encoded,

@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens import _ranklens
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate as _evaluate
 from ranklens._names import Metric, parse_metric
@@ -227,26 +228,6 @@ def _int_arg(value: Any) -> int:
     return number
 
 
-def _check_qrels(qrels: dict[Any, Any]) -> None:
-    """pytrec_eval's checks, in its order (first offending entry wins)."""
-    for qid, docs in qrels.items():
-        if not isinstance(qid, str):
-            raise TypeError("Expected string as key.")
-        if not isinstance(docs, dict):
-            raise TypeError("Expected dictionary as value.")
-        if all(t is str for t in set(map(type, docs))) and all(
-            t is int or t is bool for t in set(map(type, docs.values()))
-        ):
-            continue
-        for doc, label in docs.items():
-            if not isinstance(doc, str):
-                raise TypeError(
-                    "Expected mapping of document id to query relevance or matching score."
-                )
-            if not isinstance(label, int):
-                raise TypeError("Expected relevance to be integer.")
-
-
 def _check_scores(scores: dict[Any, Any]) -> None:
     """pytrec_eval's checks: query ids ``str``, rankings ``dict``s, document ids ``str``,
     scores ``float`` or ``int`` (or subclasses).
@@ -289,12 +270,17 @@ class RelevanceEvaluator:
         judged_only = _int_arg(judged_docs_only_flag)
         if level < 1:
             raise TypeError("Argument relevance_level should be positive.")
-        _check_qrels(qrels)
+        # Encoded with pytrec_eval's type checks and TypeErrors, in one pass.
+        self._qrels: Qrels | None = (
+            Qrels._from_arrays(_ranklens.encode_mapping(qrels, "qrels", False, True))
+            if qrels
+            else None
+        )
 
         self._level = level
         self._judged_only = bool(judged_only)
         self._build_plan(combined)
-        self._qrels: Qrels | None = Qrels(qrels) if qrels else None
+
         self._qindex: dict[str, int] = (
             {q: i for i, q in enumerate(self._qrels.query_ids)} if self._qrels else {}
         )
