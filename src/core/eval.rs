@@ -273,10 +273,7 @@ pub fn evaluate_into(
         .map(|&r| if r == NONE { -1 } else { r as i64 })
         .collect();
 
-    // -- gains and beyond -- err's automatic gmax: the largest label of the qrels.
-    use crate::core::metrics::err;
-    let resolved = err::resolve(metrics, err::max_label(qrels.values));
-    let metrics = &resolved[..];
+    let metrics = resolve(metrics, qrels);
     let nm = metrics.len();
     values
         .par_chunks_mut(nm)
@@ -285,176 +282,232 @@ pub fn evaluate_into(
             if opts.only_run_queries && qmap[qi] == NONE {
                 return Ok(());
             }
-            let (jdocs, jlabels, jgroups) = qrels.rows(qi);
-            let grouped = !jgroups.is_empty();
-            s.judged.build(qrels.docs, jdocs);
-            if grouped {
-                let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
-                s.group_labels.clear();
-                s.group_labels.resize(n, f64::NEG_INFINITY);
-                for (&g, &l) in jgroups.iter().zip(jlabels) {
-                    let slot = &mut s.group_labels[g as usize];
-                    *slot = slot.max(l);
-                }
-                s.satisfied.clear();
-                s.satisfied.resize(n, false);
-                s.satisfied_in.clear();
-                s.satisfied_in.resize(n, 0);
-            }
-            if grouped {
-                s.pool.clear();
-                s.pool.extend_from_slice(&s.group_labels);
-                let extra_members = jgroups.len().saturating_sub(s.group_labels.len());
-                s.pool.resize(s.pool.len() + extra_members, 0.0);
-            }
-            let judged_labels: &[f64] = if grouped { &s.group_labels } else { jlabels };
-            s.ideal.clear();
-            s.ideal
-                .extend(judged_labels.iter().copied().filter(|&l| l > 0.0));
-            s.ideal.sort_unstable_by(|a, b| b.total_cmp(a));
-
-            s.ranked.clear();
-            s.bounds.clear();
-            let expected = opts.ties == Ties::Expected;
-            // Scored documents, and (Expected, judged_only, a group straddling
-            // the cut with unjudged members) the number kept before that group
-            // and the distribution of how many of its judged members make it.
-            let mut scored = 0usize;
-            let mut mixture: Option<(usize, usize, Vec<f64>)> = None;
-            if qmap[qi] != NONE {
-                let (rdocs, scores, pos) = run.rows(qmap[qi] as usize);
-                s.order.clear();
-                s.order.extend(0..rdocs.len());
-                if opts.ties == Ties::Input && !pos.is_empty() {
-                    // Rows are in trec order; reorder each run of equal scores
-                    // by input position.
-                    let mut a = 0;
-                    while a < rdocs.len() {
-                        let mut b = a + 1;
-                        while b < rdocs.len() && scores[b] == scores[a] {
-                            b += 1;
-                        }
-                        if b - a > 1 {
-                            s.order[a..b].sort_unstable_by_key(|&i| pos[i]);
-                        }
-                        a = b;
-                    }
-                }
-                let take = opts.max_docs.unwrap_or(usize::MAX).min(rdocs.len());
-                // Expected: the group straddling the cut (rows gs..end) is read
-                // whole; rows are in trec order, so equal scores are adjacent.
-                let (mut gs, mut end) = (take, take);
-                if expected && take > 0 {
-                    while end < rdocs.len() && scores[end] == scores[take - 1] {
-                        end += 1;
-                    }
-                    while gs > 0 && scores[gs - 1] == scores[take - 1] {
-                        gs -= 1;
-                    }
-                }
-                let (mut tie, mut kept_before_gs) = (0usize, 0usize);
-                let mut last_kept: Option<f64> = None;
-                for (p, &i) in s.order[..end].iter().enumerate() {
-                    if p > 0 && scores[i] != scores[s.order[p - 1]] {
-                        tie += 1;
-                    }
-                    let doc = run.docs.get(rdocs[i] as usize);
-                    let found = s.judged.find(doc, qrels.docs, jdocs);
-                    let label = match found {
-                        Some(j) => {
-                            let (l, g) = (jlabels[j], if grouped { jgroups[j] } else { 0 });
-                            if grouped {
-                                let g = g as usize;
-                                if s.satisfied[g] {
-                                    if expected && s.satisfied_in[g] == tie {
-                                        return Err(Error::InvalidInput(format!(
-                                            "query {:?}: ties='expected' is not defined when \
-                                             documents of one qrels group have equal scores \
-                                             ({}): which one satisfies the group depends on \
-                                             their order",
-                                            show(qrels.queries.get(qi)),
-                                            scores[i]
-                                        )));
-                                    }
-                                    0.0
-                                } else {
-                                    s.satisfied[g] = true;
-                                    s.satisfied_in[g] = tie;
-                                    s.group_labels[g]
-                                }
-                            } else {
-                                l
-                            }
-                        }
-                        None => f64::NAN,
-                    };
-                    // judged_only: NaN (not in the qrels) fails the test too.
-                    if !opts.judged_only || label >= 0.0 {
-                        if expected && last_kept != Some(scores[i]) {
-                            s.bounds.push(s.ranked.len());
-                            last_kept = Some(scores[i]);
-                        }
-                        s.ranked.push(label);
-                        scored += usize::from(p < take);
-                        kept_before_gs += usize::from(p < gs);
-                    }
-                }
-                let members = s.ranked.len() - kept_before_gs;
-                if expected && opts.judged_only && end > take && members < end - gs {
-                    // Of the end - gs members, `members` are judged; take - gs
-                    // slots: J judged ones are scored, J hypergeometric.
-                    let (lo, probs) = expected::hypergeometric(end - gs, members, take - gs);
-                    // Terms below 1e-20 (together < 1e-16 of the weight) change
-                    // nothing at double precision: skip the tails.
-                    let first = probs.iter().position(|&p| p >= 1e-20).unwrap_or(0);
-                    let last = probs.iter().rposition(|&p| p >= 1e-20).unwrap_or(0);
-                    mixture = Some((kept_before_gs, lo + first, probs[first..=last].to_vec()));
-                }
-            }
-            let judged = if grouped { &s.pool[..] } else { jlabels };
-            let q = Query {
-                ranked: &s.ranked[..scored],
-                judged,
-                ideal: &s.ideal,
-                ties: Default::default(),
-                prefix: None,
-            };
-            if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
-                // No ties (or not asked): the fixed order is the only one.
-                let prefix = s.prefix.build(q.ranked, judged, q.ideal, level);
-                let q = Query {
-                    prefix: Some(prefix),
-                    ..q
-                };
-                for (o, m) in out.iter_mut().zip(metrics) {
-                    *o = m.compute(&q, level);
-                }
-                return Ok(());
-            }
-            s.bounds.push(s.ranked.len());
-            let q = Query {
-                ties: TieGroups {
-                    labels: &s.ranked,
-                    bounds: &s.bounds,
-                },
-                ..q
-            };
-            for (o, m) in out.iter_mut().zip(metrics) {
-                *o = match &mixture {
-                    None => m.compute(&q, level),
-                    Some((base, lo, probs)) => probs
-                        .iter()
-                        .enumerate()
-                        .map(|(j, p)| {
-                            let ranked = &s.ranked[..base + lo + j];
-                            p * m.compute(&Query { ranked, ..q }, level)
-                        })
-                        .sum(),
-                };
-            }
-            Ok(())
+            let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
+            score_query(s, qrels, run, qi, rq, &metrics, opts, out)
         })?;
     Ok((run_index, run_only))
+}
+
+/// The metrics as scored against `qrels`: err's automatic `gmax` (the largest
+/// label of the qrels) filled in.  [`evaluate_pairs`] takes them resolved.
+pub fn resolve(metrics: &[MetricSpec], qrels: &Side<'_>) -> Vec<MetricSpec> {
+    use crate::core::metrics::err;
+    err::resolve(metrics, err::max_label(qrels.values))
+}
+
+/// Score only the given `(qrels query, run query)` pairs, in parallel: row `i`
+/// of the result (`metrics.len()` values) is pair `i`.  For scoring a run chunk
+/// by chunk (`stream.rs`) in time proportional to the chunk, not to the qrels.
+/// `metrics` must come from [`resolve`] on the same qrels; the checks of
+/// [`evaluate_into`] are the caller's (`stream.rs` runs it once first).
+pub fn evaluate_pairs(
+    qrels: &Side<'_>,
+    run: &Side<'_>,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    pairs: &[(usize, usize)],
+) -> Result<Vec<f64>> {
+    let nm = metrics.len().max(1);
+    let mut values = vec![0.0; pairs.len() * metrics.len()];
+    if pairs
+        .iter()
+        .any(|&(q, r)| q >= qrels.num_queries() || r >= run.num_queries())
+    {
+        return Err(Error::InvalidInput(
+            "internal: a query pair is out of range".into(),
+        ));
+    }
+    values
+        .par_chunks_mut(nm)
+        .zip(pairs.par_iter())
+        .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
+            score_query(s, qrels, run, qi, Some(rq), metrics, opts, out)
+        })?;
+    Ok(values)
+}
+
+/// Score qrels query `qi` against run query `rq` (`None`: missing from the
+/// run, an empty ranking) on every metric, into `out`.
+#[allow(clippy::too_many_arguments)]
+fn score_query(
+    s: &mut Scratch,
+    qrels: &Side<'_>,
+    run: &Side<'_>,
+    qi: usize,
+    rq: Option<usize>,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    out: &mut [f64],
+) -> Result<()> {
+    let level = opts.level;
+    let (jdocs, jlabels, jgroups) = qrels.rows(qi);
+    let grouped = !jgroups.is_empty();
+    s.judged.build(qrels.docs, jdocs);
+    if grouped {
+        let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
+        s.group_labels.clear();
+        s.group_labels.resize(n, f64::NEG_INFINITY);
+        for (&g, &l) in jgroups.iter().zip(jlabels) {
+            let slot = &mut s.group_labels[g as usize];
+            *slot = slot.max(l);
+        }
+        s.satisfied.clear();
+        s.satisfied.resize(n, false);
+        s.satisfied_in.clear();
+        s.satisfied_in.resize(n, 0);
+    }
+    if grouped {
+        s.pool.clear();
+        s.pool.extend_from_slice(&s.group_labels);
+        let extra_members = jgroups.len().saturating_sub(s.group_labels.len());
+        s.pool.resize(s.pool.len() + extra_members, 0.0);
+    }
+    let judged_labels: &[f64] = if grouped { &s.group_labels } else { jlabels };
+    s.ideal.clear();
+    s.ideal
+        .extend(judged_labels.iter().copied().filter(|&l| l > 0.0));
+    s.ideal.sort_unstable_by(|a, b| b.total_cmp(a));
+
+    s.ranked.clear();
+    s.bounds.clear();
+    let expected = opts.ties == Ties::Expected;
+    // Scored documents, and (Expected, judged_only, a group straddling
+    // the cut with unjudged members) the number kept before that group
+    // and the distribution of how many of its judged members make it.
+    let mut scored = 0usize;
+    let mut mixture: Option<(usize, usize, Vec<f64>)> = None;
+    if let Some(rq) = rq {
+        let (rdocs, scores, pos) = run.rows(rq);
+        s.order.clear();
+        s.order.extend(0..rdocs.len());
+        if opts.ties == Ties::Input && !pos.is_empty() {
+            // Rows are in trec order; reorder each run of equal scores
+            // by input position.
+            let mut a = 0;
+            while a < rdocs.len() {
+                let mut b = a + 1;
+                while b < rdocs.len() && scores[b] == scores[a] {
+                    b += 1;
+                }
+                if b - a > 1 {
+                    s.order[a..b].sort_unstable_by_key(|&i| pos[i]);
+                }
+                a = b;
+            }
+        }
+        let take = opts.max_docs.unwrap_or(usize::MAX).min(rdocs.len());
+        // Expected: the group straddling the cut (rows gs..end) is read
+        // whole; rows are in trec order, so equal scores are adjacent.
+        let (mut gs, mut end) = (take, take);
+        if expected && take > 0 {
+            while end < rdocs.len() && scores[end] == scores[take - 1] {
+                end += 1;
+            }
+            while gs > 0 && scores[gs - 1] == scores[take - 1] {
+                gs -= 1;
+            }
+        }
+        let (mut tie, mut kept_before_gs) = (0usize, 0usize);
+        let mut last_kept: Option<f64> = None;
+        for (p, &i) in s.order[..end].iter().enumerate() {
+            if p > 0 && scores[i] != scores[s.order[p - 1]] {
+                tie += 1;
+            }
+            let doc = run.docs.get(rdocs[i] as usize);
+            let found = s.judged.find(doc, qrels.docs, jdocs);
+            let label = match found {
+                Some(j) => {
+                    let (l, g) = (jlabels[j], if grouped { jgroups[j] } else { 0 });
+                    if grouped {
+                        let g = g as usize;
+                        if s.satisfied[g] {
+                            if expected && s.satisfied_in[g] == tie {
+                                return Err(Error::InvalidInput(format!(
+                                    "query {:?}: ties='expected' is not defined when \
+                                     documents of one qrels group have equal scores \
+                                     ({}): which one satisfies the group depends on \
+                                     their order",
+                                    show(qrels.queries.get(qi)),
+                                    scores[i]
+                                )));
+                            }
+                            0.0
+                        } else {
+                            s.satisfied[g] = true;
+                            s.satisfied_in[g] = tie;
+                            s.group_labels[g]
+                        }
+                    } else {
+                        l
+                    }
+                }
+                None => f64::NAN,
+            };
+            // judged_only: NaN (not in the qrels) fails the test too.
+            if !opts.judged_only || label >= 0.0 {
+                if expected && last_kept != Some(scores[i]) {
+                    s.bounds.push(s.ranked.len());
+                    last_kept = Some(scores[i]);
+                }
+                s.ranked.push(label);
+                scored += usize::from(p < take);
+                kept_before_gs += usize::from(p < gs);
+            }
+        }
+        let members = s.ranked.len() - kept_before_gs;
+        if expected && opts.judged_only && end > take && members < end - gs {
+            // Of the end - gs members, `members` are judged; take - gs
+            // slots: J judged ones are scored, J hypergeometric.
+            let (lo, probs) = expected::hypergeometric(end - gs, members, take - gs);
+            // Terms below 1e-20 (together < 1e-16 of the weight) change
+            // nothing at double precision: skip the tails.
+            let first = probs.iter().position(|&p| p >= 1e-20).unwrap_or(0);
+            let last = probs.iter().rposition(|&p| p >= 1e-20).unwrap_or(0);
+            mixture = Some((kept_before_gs, lo + first, probs[first..=last].to_vec()));
+        }
+    }
+    let judged = if grouped { &s.pool[..] } else { jlabels };
+    let q = Query {
+        ranked: &s.ranked[..scored],
+        judged,
+        ideal: &s.ideal,
+        ties: Default::default(),
+        prefix: None,
+    };
+    if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
+        // No ties (or not asked): the fixed order is the only one.
+        let prefix = s.prefix.build(q.ranked, judged, q.ideal, level);
+        let q = Query {
+            prefix: Some(prefix),
+            ..q
+        };
+        for (o, m) in out.iter_mut().zip(metrics) {
+            *o = m.compute(&q, level);
+        }
+        return Ok(());
+    }
+    s.bounds.push(s.ranked.len());
+    let q = Query {
+        ties: TieGroups {
+            labels: &s.ranked,
+            bounds: &s.bounds,
+        },
+        ..q
+    };
+    for (o, m) in out.iter_mut().zip(metrics) {
+        *o = match &mixture {
+            None => m.compute(&q, level),
+            Some((base, lo, probs)) => probs
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    let ranked = &s.ranked[..base + lo + j];
+                    p * m.compute(&Query { ranked, ..q }, level)
+                })
+                .sum(),
+        };
+    }
+    Ok(())
 }
 
 /// `NdcgBurges` -> `ndcg_burges`: a family's canonical name from its variant.

@@ -3,9 +3,12 @@
 //! The run file is read with [`trec::for_each_run_chunk`]: rows are collected
 //! until at least `chunk_rows` are held and a new query starts; that chunk (whole
 //! queries only) is encoded exactly as [`trec::read_trec`] would encode those
-//! queries, scored against the whole qrels with [`eval::evaluate_into`] (the
-//! `only_run_queries` option: just the chunk's queries, in parallel), its values
-//! written into the one result matrix, and its rows freed.  Qrels queries never
+//! queries, scored against the whole qrels with [`eval::evaluate_pairs`] (just
+//! the chunk's queries, in parallel, found in the qrels by binary search), its
+//! values written into the one result matrix, and its rows freed.  Why not
+//! `evaluate_into` per chunk: it aligns the whole qrels vocabulary and scans
+//! every qrels label each time, which made a 1M-query run (100 chunks) spend
+//! more time on the qrels than on the run: 77 s against ~35 s.  Qrels queries never
 //! seen in the run are scored at the end on an empty ranking, as [`eval::evaluate`]
 //! does (trec_eval `-c`).
 //!
@@ -84,14 +87,27 @@ pub fn evaluate_run_file(
     let mut present = vec![false; nq];
     let mut run_only: Vec<Vec<u8>> = Vec::new();
     let mut chunks = 0usize;
+    let resolved = eval::resolve(metrics, qrels);
+    let nm = metrics.len();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     let (tag, _) = trec::for_each_run_chunk(path, round_f32, chunk_rows, |chunk| {
         chunks += 1;
         let run = Side::of(&chunk)?;
-        let (run_index, only) = eval::evaluate_into(qrels, &run, metrics, &opts, &mut values)?;
-        for (p, &r) in present.iter_mut().zip(&run_index) {
-            *p |= r >= 0;
+        // The chunk's queries, found in the qrels by binary search: the work
+        // per chunk is proportional to the chunk, not to the qrels.
+        pairs.clear();
+        for rq in 0..run.num_queries() {
+            let id = run.queries.get(rq);
+            match find(qrels.queries, id) {
+                Some(qi) => pairs.push((qi, rq)),
+                None => run_only.push(id.to_vec()),
+            }
         }
-        run_only.extend(only.iter().map(|&i| run.queries.get(i as usize).to_vec()));
+        let scored = eval::evaluate_pairs(qrels, &run, &resolved, &opts, &pairs)?;
+        for (&(qi, _), row) in pairs.iter().zip(scored.chunks_exact(nm.max(1))) {
+            present[qi] = true;
+            values[qi * nm..(qi + 1) * nm].copy_from_slice(row);
+        }
         Ok(())
     })?;
 
@@ -126,6 +142,20 @@ pub fn evaluate_run_file(
         tag,
         chunks,
     })
+}
+
+/// The id of `key` in the sorted vocabulary `v`.
+fn find(v: Vocab<'_>, key: &[u8]) -> Option<usize> {
+    let (mut lo, mut hi) = (0usize, v.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match v.get(mid).cmp(key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
