@@ -45,6 +45,7 @@ ALL_LIBS = [
     "ranx-cold",
     "ranklens-dict",
     "ranklens-file",
+    "ranklens-stream",
     "ranklens-encoded",
 ]
 DEFAULT_LIBS = ",".join(ALL_LIBS)
@@ -274,6 +275,32 @@ def child_ranklens(args, specs: list[MetricSpec], out: dict) -> None:
     _ranklens_outputs(args, res, used, out)
 
 
+def child_ranklens_stream(args, specs: list[MetricSpec], out: dict) -> None:
+    """``evaluate_files``: the run file scored query block by query block.
+
+    ``load s`` is reading the qrels; ``eval s`` is reading and scoring the run in
+    chunks, which overlap (the run is never whole in memory).
+    """
+    ranklens, out["import_s"], out["version"] = _import("ranklens", "ranklens")
+    if not hasattr(ranklens, "evaluate_files"):
+        raise Skip("skipped", "ranklens.evaluate_files is missing")
+    t0 = time.perf_counter()
+    used = _ranklens_metrics(ranklens, specs, out)
+    names = [s.ranklens for s in used]
+    tiny_qrels, tiny_run = _tiny_files()
+    ranklens.evaluate_files(tiny_qrels, tiny_run, names)
+    shutil.rmtree(os.path.dirname(tiny_qrels), ignore_errors=True)
+    t1 = time.perf_counter()
+    qrels = ranklens.Qrels.from_trec(args.qrels)
+    t2 = time.perf_counter()
+    res = ranklens.evaluate_files(qrels, args.run, names)
+    t3 = time.perf_counter()
+    out["end_wall"] = time.time()
+    out["peak_rss_mib"] = peak_rss_mib()
+    out.update(warmup_s=t1 - t0, load_s=t2 - t1, eval_s=t3 - t2)
+    _ranklens_outputs(args, res, used, out)
+
+
 def child_ranklens_encoded(args, specs: list[MetricSpec], out: dict) -> None:
     """evaluate() alone on prebuilt Qrels/Run: metric counts x thread counts."""
     ranklens, out["import_s"], out["version"] = _import("ranklens", "ranklens")
@@ -327,6 +354,7 @@ CHILDREN = {
     "ranx-cold": child_ranx,
     "ranklens-dict": child_ranklens,
     "ranklens-file": child_ranklens,
+    "ranklens-stream": child_ranklens_stream,
     "ranklens-encoded": child_ranklens_encoded,
 }
 
@@ -628,7 +656,7 @@ def parent_main(args) -> int:
             baseline = next((b for b in ("ranklens-file", "ranklens-dict") if b in ok), None)
             agreement = {}
             if "pytrec_eval" in ok:
-                for lib in ("ranklens-dict", "ranklens-file"):
+                for lib in ("ranklens-dict", "ranklens-file", "ranklens-stream"):
                     if lib in ok:
                         agreement[lib] = compare(ok["pytrec_eval"], ok[lib])
             for r in results:
