@@ -117,3 +117,12 @@ def grouped_qrels(qrels: Any) -> Qrels:
         docs = part["doc_id"].tolist()
         gt[str(qid)] = [docs[i : i + 2] for i in range(0, len(docs), 2)]
     return Qrels.from_groups(gt)
+
+
+def with_first(frame: Any, column: str, value: Any, dtype: Any = None) -> Any:
+    """A copy of ``frame`` whose first row holds ``value`` in ``column``."""
+    if dtype is None:  # a null needs an object column unless a nullable dtype is given
+        dtype = object if value is None else frame[column].dtype
+    out = frame.astype({column: dtype})
+    out.loc[out.index[0], column] = value
+    return out

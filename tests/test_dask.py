@@ -31,6 +31,7 @@ from _dist_cases import (  # noqa: E402
     make_data,
     reference,
     shuffled,
+    with_first,
 )
 from ranklens import Qrels, RanklensInputError, UnknownMetricError  # noqa: E402
 
@@ -121,9 +122,13 @@ def test_local_scheduler_without_the_cluster(data: Any) -> None:
     assert_same(got, reference(qrels, run, METRICS, {}))
 
 
-def test_more_partitions_than_queries(client: Any) -> None:
+@pytest.mark.parametrize("broadcast_limit", [2_000_000, 0])
+def test_more_partitions_than_queries(client: Any, broadcast_limit: int) -> None:
     qrels, run = make_data(seed=5, nq=8)
-    got = rdask.evaluate(qrels, dask_run(run, 3), METRICS, npartitions=20)
+    dq = dd.from_pandas(qrels, npartitions=2)
+    got = rdask.evaluate(
+        dq, dask_run(run, 3), METRICS, npartitions=20, broadcast_limit=broadcast_limit
+    )
     assert_same(got, reference(qrels, run, METRICS, {}))
 
 
@@ -164,6 +169,7 @@ def test_errors_before_any_computation(client: Any, data: Any) -> None:
 def test_errors_found_in_the_workers(client: Any, data: Any, broadcast_limit: int) -> None:
     qrels, run = data
     dq = dd.from_pandas(qrels, npartitions=2)
+    limit = {"broadcast_limit": broadcast_limit}
     twice = pd.concat([run, run.iloc[:1]])
     with pytest.raises(RanklensInputError, match="listed more than once"):
         rdask.evaluate(dq, dask_run(twice), "map", broadcast_limit=broadcast_limit)
@@ -177,6 +183,16 @@ def test_errors_found_in_the_workers(client: Any, data: Any, broadcast_limit: in
             position="rank",
             broadcast_limit=broadcast_limit,
         )
+    # Errors name the user's columns, not the internal ones the shuffle carries.
+    no_rank = with_first(run, "rank", None, "Int64")
+    with pytest.raises(RanklensInputError, match='column "rank": null position'):
+        rdask.evaluate(dq, dask_run(no_rank), "map", ties="input", position="rank", **limit)
+    no_id = with_first(run, "query_id", None)
+    with pytest.raises(RanklensInputError, match=r'column "query_id": the id is null$'):
+        rdask.evaluate(dq, dask_run(no_id), "map", **limit)
+    inf = with_first(run, "score", float("inf"))
+    with pytest.raises(RanklensInputError, match=r'NaN or infinite \(column "score"\)'):
+        rdask.evaluate(dq, dask_run(inf), "map", **limit)
 
 
 def test_results_are_the_usual_class(client: Any, data: Any) -> None:

@@ -34,6 +34,7 @@ from _dist_cases import (
     make_data,
     reference,
     shuffled,
+    with_first,
 )
 from ranklens import Qrels, RanklensInputError, UnknownMetricError
 
@@ -157,6 +158,9 @@ def test_errors_found_in_the_workers(spark: Any, data: Any, broadcast_limit: int
     twice = spark_frame(spark, pd.concat([run, run.iloc[:1]]))
     with pytest.raises(RanklensInputError, match="listed more than once"):
         rspark.evaluate(sq, twice, "map", broadcast_limit=broadcast_limit)
+    inf = spark_frame(spark, with_first(run, "score", float("inf")))
+    with pytest.raises(RanklensInputError, match=r'NaN or infinite \(column "score"\)'):
+        rspark.evaluate(sq, inf, "map", broadcast_limit=broadcast_limit)
 
 
 def test_results_are_the_usual_class(spark: Any, data: Any) -> None:

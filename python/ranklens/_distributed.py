@@ -31,7 +31,9 @@ Neither dask nor pyspark is imported here: pandas, numpy and pyarrow only.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -78,6 +80,9 @@ class Columns:
     score: str = "score"
     label: str = "relevance"
     position: str | None = None
+    # The user's names, when an engine renamed the columns it shuffles: errors raised
+    # in a worker then name the user's columns again.
+    shown: Columns | None = None
 
     def run_columns(self) -> list[str]:
         cols = [self.query, self.doc, self.score]
@@ -85,6 +90,30 @@ class Columns:
 
     def qrels_columns(self) -> list[str]:
         return [self.query, self.doc, self.label]
+
+    def internal(self, query: str, doc: str, value: str, position: str) -> Columns:
+        """The columns as an engine renames them (run score and qrels label are
+        both ``value``); errors still show this object's names."""
+        pos = None if self.position is None else position
+        return Columns(query, doc, value, value, pos, self)
+
+    def user_error(self, e: RanklensInputError, side: str) -> RanklensInputError:
+        """``e`` raised reading the ``side`` ("run" or "qrels") frame, with the
+        user's column names; row numbers, which count rows of one shuffled
+        partition, are dropped."""
+        user = self.shown
+        if user is None:
+            return e
+        names = [(self.query, user.query), (self.doc, user.doc)]
+        names.append((self.score, user.score) if side == "run" else (self.label, user.label))
+        if self.position is not None and user.position is not None:
+            names.append((self.position, user.position))
+        text = str(e)
+        for inner, name in names:
+            for quoted in (json.dumps(inner), repr(inner)):
+                text = re.sub(re.escape(quoted) + r"(, row \d+)?", json.dumps(name), text)
+        text = re.sub(r"\(row \d+, column ", "(column ", text)
+        return type(e)(text)
 
     def check(self) -> Columns:
         for what, cols in (("run", self.run_columns()), ("qrels", self.qrels_columns())):
@@ -387,15 +416,20 @@ def score_frames(run_pdf: Any, qrels: Any, plan: Plan, columns: Columns) -> Any:
     on an empty ranking).  Returns query id, status and the metric columns of
     :meth:`Plan.value_columns` (NaN for ``ignored`` run-only queries).
     """
-    run = _run_from_frame(run_pdf, plan, columns)
+    try:
+        run = _run_from_frame(run_pdf, plan, columns)
+    except RanklensInputError as e:
+        raise columns.user_error(e, "run") from None
     if isinstance(qrels, SharedQrels):
-        run_ids = run.query_ids
-        pos = qrels.positions(run_ids)
+        pos = qrels.positions(run.query_ids)
         q = qrels.subset(np.sort(pos[pos >= 0]))
     else:
-        q = Qrels.from_pandas(
-            qrels, query_col=columns.query, doc_col=columns.doc, label_col=columns.label
-        )
+        try:
+            q = Qrels.from_pandas(
+                qrels, query_col=columns.query, doc_col=columns.doc, label_col=columns.label
+            )
+        except RanklensInputError as e:
+            raise columns.user_error(e, "qrels") from None
     values, run_index, run_only = _native(plan, q, run)
     qids = q.query_ids
     status = np.where(run_index < 0, MISSING, SCORED).tolist()

@@ -145,12 +145,8 @@ def evaluate(
 
 
 # -- the two plans --------------------------------------------------------------------------
-_INTERNAL = Columns(_Q, _D, _V, _V, None)
-_INTERNAL_POS = Columns(_Q, _D, _V, _V, _POS)
-
-
 def _internal(cols: Columns) -> Columns:
-    return _INTERNAL if cols.position is None else _INTERNAL_POS
+    return cols.internal(_Q, _D, _V, _POS)
 
 
 def _broadcast(shared: SharedQrels, run: Any, plan: Plan, cols: Columns, n: int) -> Results:
@@ -210,8 +206,9 @@ def _prepare(pdf: Any, src: list[str | None], side: int | None) -> Any:
         _D: pdf[src[1]].astype(string),
         _V: pdf[src[2]].astype(np.float64),
     }
-    if len(src) > 3:
-        data[_POS] = pdf[src[3]].astype(np.int64) if src[3] is not None else np.int64(0)
+    if len(src) > 3:  # nullable: a null position is reported by the scoring step
+        pos = pdf[src[3]] if src[3] is not None else pd.Series(0, index=pdf.index)
+        data[_POS] = pos.astype("Int64")
     out = pd.DataFrame(data, index=pdf.index)
     if side is not None:
         out[_SIDE] = np.int8(side)

@@ -152,7 +152,7 @@ def evaluate(
 
 # -- the two plans --------------------------------------------------------------------------
 def _internal(cols: Columns) -> Columns:
-    return Columns(_Q, _D, _V, _V, None if cols.position is None else _POS)
+    return cols.internal(_Q, _D, _V, _POS)
 
 
 def _prepared(frame: Any, src: list[str | None], n: int) -> Any:
