@@ -30,7 +30,13 @@ Memory, and what each figure covers:
   Spark's shuffle, the Arrow buffers on the JVM side) and of each Python worker
   process alive at the end (``VmHWM`` from /proc; Spark reuses its Python
   workers, so these are the ones that ran the grouped maps), and of the driver's
-  Python process.
+  Python process;
+* combine: ``combine`` alone, on synthetic per-query rows of ``--combine-queries``
+  queries (10M by default, the query count of a 1B-row run): the driver's time and
+  peak RSS for that step.
+
+Spark's shuffle bytes (written, read) come from its status REST API (the UI is on
+for that, the console progress bar off).
 
 CPU: user + system seconds of the worker processes (dask: the workers; spark: the
 JVM and the Python workers), for the per-row cost a cluster plan needs.
@@ -64,6 +70,7 @@ ENGINES = [
     "dask-join",
     "spark-broadcast",
     "spark-cogroup",
+    "combine",
 ]
 
 
@@ -164,6 +171,7 @@ def child(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     from ranklens import Qrels, Run
 
     out: dict[str, Any] = {"engine": engine}
+    cpu0 = worker_usage()["cpu_s"]
     cache = Path(args.cache)
     run_dir, qrels_file = cache / "run", cache / "qrels.parquet"
     if engine == "single-trec":
@@ -184,11 +192,17 @@ def child(engine: str, args: argparse.Namespace) -> dict[str, Any]:
         res = ranklens.evaluate(q, r, METRICS)
         t2 = time.perf_counter()
         out.update(wall_s=t2 - t0, load_s=t1 - t0, evaluate_s=t2 - t1, rows=r.num_rows)
+    elif engine == "combine":
+        res = combine_only(args, out)
+        out["driver_peak_kib"] = vmhwm_kib()
+        return out
     elif engine.startswith("dask"):
         res = _dask(engine, run_dir, qrels_file, args, out)
     else:
         res = _spark(engine, run_dir, qrels_file, args, out)
     out["driver_peak_kib"] = vmhwm_kib()
+    if engine.startswith("single"):
+        out["cpu_s"] = worker_usage()["cpu_s"] - cpu0
     out["aggregates"] = res.to_dict()
     np.save(Path(args.workdir) / f"{engine}.npy", res.values)
     Path(args.workdir, f"{engine}.ids.json").write_text(
@@ -228,7 +242,11 @@ def _dask(engine: str, run_dir: Path, qrels_file: Path, args: Any, out: dict) ->
     out["wall_s"] = time.perf_counter() - t0
     after = client.run(worker_usage)
     out["workers"] = [
-        {"peak_kib": after[w]["peak_kib"], "cpu_s": after[w]["cpu_s"] - before[w]["cpu_s"]}
+        {
+            "peak_kib": after[w]["peak_kib"],
+            "start_peak_kib": before[w]["peak_kib"],
+            "cpu_s": after[w]["cpu_s"] - before[w]["cpu_s"],
+        }
         for w in sorted(after)
     ]
     out["input_partitions"] = run.npartitions
@@ -248,7 +266,7 @@ def _spark(engine: str, run_dir: Path, qrels_file: Path, args: Any, out: dict) -
         SparkSession.builder.master("local[2]")
         .config("spark.sql.shuffle.partitions", str(args.partitions))
         .config("spark.driver.memory", args.spark_memory)
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "true")  # its REST API reports the shuffle bytes
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
@@ -288,8 +306,50 @@ def _spark(engine: str, run_dir: Path, qrels_file: Path, args: Any, out: dict) -
             }
         )
     out["processes"] = procs
+    out["shuffle"] = spark_shuffle_bytes(spark)
     out["input_partitions"] = run.rdd.getNumPartitions()
     spark.stop()
+    return res
+
+
+def spark_shuffle_bytes(spark: Any) -> dict[str, int]:
+    """Shuffle bytes written and read by every stage, from the status REST API."""
+    import urllib.request
+
+    sc = spark.sparkContext
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages"
+    with urllib.request.urlopen(url, timeout=30) as f:
+        stages = json.load(f)
+    return {
+        "write_bytes": sum(st.get("shuffleWriteBytes", 0) for st in stages),
+        "write_records": sum(st.get("shuffleWriteRecords", 0) for st in stages),
+        "read_bytes": sum(st.get("shuffleReadBytes", 0) for st in stages),
+    }
+
+
+def combine_only(args: argparse.Namespace, out: dict[str, Any]) -> Any:
+    """The driver's share alone: ``combine`` of synthetic per-query rows for
+    ``--combine-queries`` queries (the 1B-row plan has 10M), in 20 parts."""
+    import numpy as np
+    import pandas as pd
+
+    from ranklens import _distributed as dist
+
+    n, nm = args.combine_queries, len(METRICS)
+    plan = dist.make_plan(METRICS)
+    rng = np.random.default_rng(0)
+    parts = []
+    ids = np.array([f"q{i:09d}" for i in rng.permutation(n)], dtype=object)
+    for chunk in np.array_split(np.arange(n), 20):
+        frame = pd.DataFrame(rng.random((len(chunk), nm)), columns=plan.value_columns)
+        frame.insert(0, dist.STATUS, pd.array([dist.SCORED] * len(chunk), dtype="string[pyarrow]"))
+        frame.insert(0, dist.QUERY, pd.array(ids[chunk], dtype="string[pyarrow]"))
+        parts.append(frame)
+    del ids
+    before = vmhwm_kib()
+    t0 = time.perf_counter()
+    res = dist.combine(parts, plan)
+    out.update(wall_s=time.perf_counter() - t0, rows=n, parts_peak_kib=before)
     return res
 
 
@@ -312,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--spark-memory", default="4g", help="spark.driver.memory (local mode)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--combine-queries",
+        type=int,
+        default=10_000_000,
+        help="queries of the 'combine' measurement (driver memory of combine alone)",
+    )
     p.add_argument("--json", default=None)
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
@@ -346,12 +412,13 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, __file__, "--child", engine, "--workdir", work]
             cmd += ["--data", str(data), "--cache", args.cache, "--files", str(args.files)]
             cmd += ["--partitions", str(args.partitions), "--spark-memory", args.spark_memory]
+            cmd += ["--combine-queries", str(args.combine_queries)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{engine}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
                 continue
             res = json.loads(proc.stdout.strip().splitlines()[-1])
-            res["same_as_single"] = compare(Path(work), engine)
+            res["same_as_single"] = engine == "combine" or compare(Path(work), engine)
             report["results"].append(res)
             print(summary(res, rows), flush=True)
     if args.json:
@@ -366,12 +433,25 @@ def summary(r: dict[str, Any], rows: int) -> str:
         f"{r['engine']:<16} wall {r['wall_s']:6.1f} s  {r['wall_s'] / rows * 1e9:6.0f} ns/row  "
         f"driver peak {r['driver_peak_kib'] / mib:6.0f} MiB  same: {r['same_as_single']}"
     )
+    if r["engine"] == "combine":
+        return (
+            f"combine          {r['rows']:,} queries: {r['wall_s']:.1f} s, driver peak "
+            f"{r['driver_peak_kib'] / mib:.0f} MiB (per-query rows alone "
+            f"{r['parts_peak_kib'] / mib:.0f} MiB)"
+        )
     if "evaluate_s" in r:
         line += f"  (load {r['load_s']:.1f} s, evaluate {r['evaluate_s']:.2f} s)"
+        line += f"  cpu {r['cpu_s']:.1f} s ({r['cpu_s'] / rows * 1e9:.0f} ns/row)"
     if "workers" in r:
-        peaks = ", ".join(f"{w['peak_kib'] / mib:.0f}" for w in r["workers"])
+        peaks = ", ".join(
+            f"{w['peak_kib'] / mib:.0f} (idle {w['start_peak_kib'] / mib:.0f})"
+            for w in r["workers"]
+        )
         cpu = sum(w["cpu_s"] for w in r["workers"])
         line += f"  workers peak [{peaks}] MiB, cpu {cpu:.1f} s ({cpu / rows * 1e9:.0f} ns/row)"
+    if "shuffle" in r:
+        sh = r["shuffle"]
+        line += f"  shuffle write {sh['write_bytes'] / rows:.1f} B/row"
     if "processes" in r:
         jvm = [p["peak_kib"] / mib for p in r["processes"] if p["kind"] == "jvm"]
         py = [p["peak_kib"] / mib for p in r["processes"] if p["kind"] == "python-worker"]

@@ -479,30 +479,41 @@ def combine(parts: Iterable[Any], plan: Plan, qrels: SharedQrels | None = None) 
     if list(frame.columns) != output_columns(plan):
         raise RuntimeError(f"ranklens internal error: per-query columns {list(frame.columns)}")
     if qrels is not None:
-        seen = frame.loc[frame[STATUS] != IGNORED, QUERY].tolist()
+        seen = frame.loc[frame[STATUS] != IGNORED, QUERY].to_numpy(dtype=object)
         frame = pd.concat([frame, score_missing(qrels, seen, plan)], ignore_index=True)
-    ids = pa.array(frame[QUERY].to_numpy(dtype=object), type=pa.large_string())
-    dup = frame[QUERY].duplicated()
-    if dup.any():
-        qid = frame.loc[dup, QUERY].iloc[0]
-        raise RuntimeError(
-            f"ranklens internal error: query {qid!r} was emitted by two partitions; the "
-            "rows of one query must all reach one partition"
-        )
-    status = frame[STATUS].to_numpy(dtype=object)
-    in_qrels = status != IGNORED
-    order = pc.sort_indices(ids).to_numpy()  # Arrow compares strings as bytes: evaluate's order
-    order_q = order[in_qrels[order]]
-    order_i = order[~in_qrels[order]]
-    query_ids = ids.take(pa.array(order_q)).to_pylist()
-    missing = [q for q, s in zip(query_ids, status[order_q]) if s == MISSING]
-    ignored = ids.take(pa.array(order_i)).to_pylist()
-    if not query_ids:
+    # In Arrow, vectorised: strings compare as bytes there, evaluate's order.
+    ids = _strings(pa, frame[QUERY])
+    status = _strings(pa, frame[STATUS])
+    order = pc.sort_indices(ids).to_numpy()
+    ranked = ids.take(pa.array(order))
+    if len(ranked) > 1:
+        same = pc.equal(ranked.slice(1), ranked.slice(0, len(ranked) - 1))
+        if pc.any(same).as_py():
+            qid = ranked[int(np.argmax(same.to_numpy(zero_copy_only=False))) + 1].as_py()
+            raise RuntimeError(
+                f"ranklens internal error: query {qid!r} was emitted by two partitions; the "
+                "rows of one query must all reach one partition"
+            )
+    ignored_row = pc.equal(status, IGNORED).to_numpy(zero_copy_only=False)
+    order_q = order[~ignored_row[order]]
+    order_i = order[ignored_row[order]]
+    if len(order_q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    query_ids = ids.take(pa.array(order_q)).to_pylist()
+    missing_row = pc.equal(status, MISSING).to_numpy(zero_copy_only=False)
+    missing = ids.take(pa.array(order_q[missing_row[order_q]])).to_pylist()
+    ignored = ids.take(pa.array(order_i)).to_pylist()
     raw = frame[plan.value_columns].to_numpy(dtype=np.float64)
     values = np.ascontiguousarray(raw[order_q], dtype=np.float64)
     values = values.reshape(len(query_ids), len(plan.metrics))
     return Results(list(plan.metrics), query_ids, values, missing, ignored, plan.relevance_level)
+
+
+def _strings(pa: Any, column: Any) -> Any:
+    """A pandas column of strings as one Arrow large_string array (no copy for
+    Arrow-backed columns)."""
+    arr = pa.array(column, type=pa.large_string(), from_pandas=True)
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def check_npartitions(npartitions: Any) -> int | None:
