@@ -55,8 +55,10 @@ __all__ = [
     "SharedQrels",
     "combine",
     "make_plan",
+    "max_label_of",
     "output_columns",
     "score_frames",
+    "take_queries",
 ]
 
 SCORED, MISSING, IGNORED = "scored", "missing", "ignored"
@@ -150,17 +152,9 @@ class Plan:
         """
         return [f"m{j}" for j in range(len(self.metrics))]
 
-    def needs_max_label(self) -> bool:
-        return _needs_max_label(self.metrics)
-
 
 def _needs_max_label(metrics: Sequence[Metric]) -> bool:
     return any(m.family == "err" and m.param("gmax") <= 0 for m in metrics)
-
-
-def needs_max_label(metrics: MetricsArg) -> bool:
-    """Whether ``metrics`` need the largest label of the whole qrels (``err``)."""
-    return _needs_max_label(parse_metrics(metrics))
 
 
 def make_plan(

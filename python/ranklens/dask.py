@@ -41,7 +41,6 @@ from ranklens._distributed import (
     empty_output,
     make_plan,
     max_label_of,
-    needs_max_label,
     score_frames,
 )
 from ranklens._evaluate import Results
@@ -103,7 +102,7 @@ def evaluate(
     not keep row order.  Positions must be distinct within a query.
     ``npartitions``: partitions after the shuffle (default: the run's); each is
     scored by one task, so each must fit in a worker's memory: about its rows x
-    (document id length + ~60 bytes) while it is scored.
+    (2 x document id length + ~70 bytes) while it is scored (docs/distributed.md).
     ``threads``: Rust threads per task; 1 by default, since Dask already runs one
     task per worker thread.
     The other options are those of :func:`ranklens.evaluate` (``score_precision``
@@ -112,6 +111,8 @@ def evaluate(
     Runs on whatever scheduler is active: a ``distributed.Client`` if one exists
     (the qrels are then scattered to every worker once), else Dask's local one.
     """
+    import pandas as pd
+
     if not isinstance(run, dd.DataFrame):
         raise RanklensInputError(f"run must be a dask DataFrame, got {type(run).__name__}")
     if ties == "input" and position is None:
@@ -135,7 +136,7 @@ def evaluate(
         if rows == 0:
             raise RanklensInputError("the qrels hold no query: nothing to evaluate")
         if rows > limit:
-            max_label = float(top) if needs_max_label(metrics) else None
+            max_label = 0.0 if pd.isna(top) else float(top)
             plan = make_plan(metrics, max_label=max_label, **options)
             return _joined(qrels, run, plan, cols, n)
         qrels = qrels.compute()

@@ -43,7 +43,6 @@ from ranklens._distributed import (
     empty_output,
     make_plan,
     max_label_of,
-    needs_max_label,
     score_frames,
 )
 from ranklens._evaluate import Results
@@ -103,7 +102,7 @@ def evaluate(
     not keep row order.  Positions must be distinct within a query.
     ``npartitions``: the number of buckets (default: ``spark.sql.shuffle.partitions``).
     A bucket is one pandas frame in one Python worker, so it must fit there:
-    about its rows x (document id length + ~60 bytes), twice while Arrow hands it over.
+    about its rows x (2 x document id length + ~70 bytes) while it is scored.
     ``threads``: Rust threads per call; 1 by default, since Spark already runs one
     task per core.
     The other options are those of :func:`ranklens.evaluate` (``score_precision``
@@ -140,8 +139,7 @@ def evaluate(
             if stats is None or stats["rows"] == 0:
                 raise RanklensInputError("the qrels hold no query: nothing to evaluate")
             if stats["rows"] > limit:
-                top = stats["top"]
-                max_label = float(top) if needs_max_label(metrics) else None
+                max_label = 0.0 if stats["top"] is None else float(stats["top"])
                 plan = make_plan(metrics, max_label=max_label, **options)
                 return _joined(qrels, run, plan, cols, n)
             qrels = _to_pandas(qrels.select(*cols.qrels_columns()))
@@ -179,8 +177,8 @@ def _broadcast(shared: SharedQrels, run: Any, plan: Plan, cols: Columns, n: int)
     spark = run.sparkSession
     try:
         handle: Any = spark.sparkContext.broadcast(shared)
-    except Exception:  # Spark Connect has no SparkContext: the qrels go with the function
-        handle = None
+    except (AttributeError, NotImplementedError):
+        handle = None  # Spark Connect has no SparkContext: the qrels travel with the function
     bound, inner = (shared if handle is None else handle), _internal(cols)
 
     # No type hints on the functions given to Spark: pyspark reads them to pick an
