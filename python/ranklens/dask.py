@@ -205,7 +205,8 @@ def _prepare(pdf: Any, src: list[str | None], side: int | None) -> Any:
     data: dict[str, Any] = {
         _Q: pdf[src[0]].astype(string),
         _D: pdf[src[1]].astype(string),
-        _V: pdf[src[2]].astype(np.float64),
+        # nullable columns too: a null becomes NaN, which the encoder rejects by name
+        _V: pdf[src[2]].to_numpy(dtype=np.float64, na_value=np.nan),
     }
     if len(src) > 3:  # nullable: a null position is reported by the scoring step
         pos = pdf[src[3]] if src[3] is not None else pd.Series(0, index=pdf.index)
