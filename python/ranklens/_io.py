@@ -123,6 +123,16 @@ def _aligned(columns: list[list[Any]]) -> Iterator[tuple[int, list[Any]]]:
                 off[k] = 0
 
 
+def _borrowable(a: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """``a`` C-contiguous and aligned, as the core borrows it (copied only if not).
+
+    Arrow buffers read from IPC streams or shared memory may start at any byte
+    (a Dask P2P shuffle hands such columns over): a misaligned int64 view cannot
+    be borrowed as a slice.
+    """
+    return np.require(a, dtype=dtype, requirements=("C", "A"))
+
+
 def _first_null(arr: Any) -> int:
     mask = arr.is_null().to_numpy(zero_copy_only=False)
     return int(np.flatnonzero(mask)[0])
@@ -140,7 +150,7 @@ def _string_spec(pa: Any, arr: Any) -> tuple[Any, ...]:
     n = len(arr)
     if bufs[1] is None:  # a zero-length array may have no buffers
         return ("str", np.empty(0, np.uint8), np.zeros(n + 1, dtype))
-    offsets = np.frombuffer(bufs[1], dtype=dtype)[arr.offset : arr.offset + n + 1]
+    offsets = _borrowable(np.frombuffer(bufs[1], dtype=dtype)[arr.offset : arr.offset + n + 1])
     data = np.empty(0, np.uint8) if bufs[2] is None else np.frombuffer(bufs[2], dtype=np.uint8)
     return ("str", data, offsets)
 
@@ -164,8 +174,8 @@ def _is_stringish(pa: Any, t: Any) -> bool:
 
 def _int_spec(values: np.ndarray) -> tuple[str, np.ndarray]:
     if values.dtype == np.uint64:
-        return ("uint", np.ascontiguousarray(values))
-    return ("int", np.ascontiguousarray(values, dtype=np.int64))
+        return ("uint", _borrowable(values))
+    return ("int", _borrowable(values, np.int64))
 
 
 def _arrow_id_spec(pa: Any, arr: Any, column: str, row0: int) -> tuple[Any, ...]:
@@ -190,6 +200,7 @@ def _arrow_id_spec(pa: Any, arr: Any, column: str, row0: int) -> tuple[Any, ...]
         indices = arr.indices.to_numpy(zero_copy_only=False)
         if indices.dtype not in (np.int32, np.int64):
             indices = indices.astype(np.int64)
+        indices = _borrowable(indices)
         return ("dict", data, offsets, indices)
     if pa.types.is_integer(t):
         return _int_spec(arr.to_numpy(zero_copy_only=False))
@@ -209,7 +220,7 @@ def _arrow_values(pa: Any, arr: Any, column: str, what: str, row0: int) -> np.nd
         raise RanklensInputError(f"column {_q(column)}: the {what}s must be numbers, got {t}")
     if pa.types.is_decimal(t) or pa.types.is_float16(t):
         arr = arr.cast(pa.float64())
-    return np.ascontiguousarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return _borrowable(arr.to_numpy(zero_copy_only=False), np.float64)
 
 
 def _encode(
@@ -325,7 +336,7 @@ def _pandas_values(series: Any, column: str, what: str) -> np.ndarray:
     if len(series) == 0:
         return np.empty(0, np.float64)
     if isinstance(series.dtype, np.dtype) and series.dtype.kind in "fiub":
-        return np.ascontiguousarray(series.to_numpy(), dtype=np.float64)
+        return _borrowable(series.to_numpy(), np.float64)
     isna = series.isna().to_numpy()
     if isna.any():
         raise RanklensInputError(f"column {_q(column)}, row {int(np.argmax(isna))}: null {what}")
