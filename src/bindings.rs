@@ -481,8 +481,10 @@ fn read_trec<'py>(
         "qrels" => Kind::Qrels,
         _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
     };
+    // Parsed in parallel: on `RANKLENS_NUM_THREADS` threads if set.
     let t = py
-        .detach(|| trec::read_trec_file(path, kind, round_f32))
+        .detach(|| eval::with_threads(None, || trec::read_trec_file(path, kind, round_f32)))
+        .and_then(|x| x)
         .map_err(|e| to_py(py, e))?;
     Ok((to_arrays(py, t.encoded), t.tag))
 }

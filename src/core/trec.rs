@@ -25,17 +25,74 @@
 //!   [`TrecFile`] exposes both the first tag (`tag`) and the last (`last_tag`).
 //! * A document listed twice for one query is an error in both kinds, as in
 //!   trec_eval, reported with the line of the second listing.  The check is
-//!   online for a query's consecutive lines (a small per-block hash set); a
-//!   duplicate split across non-consecutive blocks of one query is caught by
-//!   [`Builder::finish`], and its line is then found by reading the file a
-//!   second time (for stdin or a generic reader the line is not known: line 0).
+//!   online for a query's consecutive lines (a small hash set per run of
+//!   lines); a duplicate split across non-consecutive blocks of one query is
+//!   caught by [`Builder::finish`] (the listing that repeats an earlier one
+//!   first in the file is named, whatever the hashes), and its line is then
+//!   found by reading the file a second time (for stdin or a generic reader the
+//!   line is not known: line 0).
 //! * Line numbers are physical (1-based, counting comments and blank lines).
 //!
-//! Input is read in 1 MiB blocks, lines found with `memchr`, fields split on the
-//! bytes; nothing is allocated per line.  gzip input is recognised by its magic
-//! bytes (`1f 8b`), whatever the file name; concatenated members are read.
+//! ## Reading in parallel
+//!
+//! [`read_trec`] and [`parse_trec`] parse blocks of whole lines in parallel:
+//!
+//! 1. a reading thread reads ~512 KiB blocks (gzip decompressed there), each cut
+//!    after its last newline (the rest starts the next block; a block grows to
+//!    hold a longer line), and hands them over through a bounded channel;
+//! 2. the blocks of one step (2 per thread) are parsed in parallel: fields,
+//!    values, the duplicate check of each run of consecutive lines of one
+//!    query (segment), the first error and its line within the block;
+//! 3. at the same time (`rayon::join`) the previous step's blocks are appended,
+//!    in file order, to the [`Builder`] (a `memcpy` per segment): block line
+//!    numbers become file line numbers, and a query whose lines cross a block
+//!    boundary is checked against its rows from the earlier blocks.
+//!
+//! So memory beyond the rows themselves is a few blocks per thread, never the
+//! file; the reported error is the first in file order (a block stops at its
+//! first error; the rows before it are merged, and checked across the block
+//! boundary, before it is reported; an I/O error comes after the lines read
+//! before it); and the result does not depend on the number of threads.  Used
+//! from inside a rayon pool, the parsing runs on that pool (the reading thread
+//! is a plain thread, so a one-thread pool cannot deadlock).
+//!
+//! Splitting a line: one pass over the block computes a bitmap of separator
+//! bytes, eight bytes at a time (SWAR); each line's fields are then found from
+//! a 128-bit window of it with `trailing_zeros`, without a branch per byte or
+//! per field (lines of 128 bytes or more use a byte loop).  Values are parsed
+//! from the bytes by `fast-float2`.  gzip input is recognised by its magic bytes
+//! (`1f 8b`), whatever the file name; concatenated members are read.
 //! [`for_each_run_chunk`] reads a run grouped by query in chunks of whole
-//! queries instead (scoring a run larger than memory: `stream.rs`).
+//! queries instead (scoring a run larger than memory: `stream.rs`), line by
+//! line on one thread (the same field and value rules, `parse_line`).
+//!
+//! Measured on the 10M-line benchmark run (646 MiB, 2 cores; `bench_read`,
+//! `bench_parse_only`): the single-threaded reader took ~1.1 s to parse and
+//! ~1.3 s in `finish`; now ~0.95 s to parse (1.6 s of CPU, of which ~0.1 s is
+//! the kernel's copy in the reading thread and ~0.2 s page faults of the
+//! growing rows) and ~0.15 s in `finish`.  `Run.from_trec` in a fresh Python
+//! process: 2.2-2.6 s and +497 MiB before, 0.97-1.04 s and +430 MiB after (the
+//! arrays themselves: 417 MiB); its gzip copy 4.0-4.5 s before, 2.3-2.4 s after
+//! (decompression alone is 1.75 s on one core: gzip input is bound by it).
+//!
+//! Why not (measured, kept here so that nobody tries again):
+//!
+//! * `str::parse::<f64>` after `from_utf8`: ~45 ns a score field, of which ~20
+//!   are the UTF-8 check of a short string; `fast-float2` parses the bytes in
+//!   ~22 ns with the same algorithm, and accepts exactly the same syntax with
+//!   the same values (30M random strings compared; a proptest keeps it so).
+//! * SWAR on each line (8 bytes at a time from the field start): no faster
+//!   than the byte loop, the loop exit at each field end is still a mispredicted
+//!   branch; the cost is the branches, not the bytes.  The bitmap is ~2x faster.
+//! * Reading the whole file first, or mapping it: memory the size of the file
+//!   (and `mmap` is `unsafe`); the reading thread overlaps the kernel copy with
+//!   the parsing anyway.
+//! * More memory in flight (1 MiB blocks, 4 per thread a step: ~45 MiB of
+//!   buffers): no faster, and glibc keeps most of it after the load (freed
+//!   blocks in the threads' arenas): +27 MiB of resident memory for good after
+//!   reading the benchmark run, +30 MiB at the peak of the whole evaluation.
+//!   512 KiB and 2 per thread: +7 MiB; 128 KiB blocks: more per-block
+//!   overhead and no less memory.
 
 use crate::core::encode::{Builder, Encoded, Kind};
 use crate::core::error::{show, Error, Result};
@@ -44,12 +101,18 @@ use flate2::bufread::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use hashbrown::{DefaultHashBuilder, HashTable};
+use rayon::prelude::*;
 use std::fs::File;
 use std::hash::BuildHasher;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::sync::mpsc;
 
-/// Read block size (the buffer grows for a longer line).
+/// Read block size of the sequential reader and of the writer (the buffer
+/// grows for a longer line).
 const BLOCK: usize = 1 << 20;
+/// Block size of the parallel reader: a block is cut at its last newline (it
+/// grows for a longer line) and parsed by one task.
+const PAR_BLOCK: usize = 512 << 10;
 /// The name used in messages for standard input.
 const STDIN_NAME: &str = "<stdin>";
 
@@ -71,11 +134,10 @@ pub fn read_trec(path: &str, kind: Kind, round_f32: bool) -> Result<Encoded> {
 /// [`read_trec`], also returning the run's tags.
 pub fn read_trec_file(path: &str, kind: Kind, round_f32: bool) -> Result<TrecFile> {
     if path == "-" {
-        let stdin = io::stdin();
-        return parse_trec_file(stdin.lock(), STDIN_NAME, kind, round_f32);
+        return parse_trec_file(io::stdin(), STDIN_NAME, kind, round_f32);
     }
     let file = open(path)?;
-    match parse_any(file, path, kind, round_f32) {
+    match parse_any(file, path, kind, round_f32, PAR_BLOCK) {
         Err(Error::DuplicateDocument { query, doc }) => {
             // Split blocks of one query hid the duplicate from the online check:
             // find its line by reading the file again (rare; cost irrelevant).
@@ -91,7 +153,7 @@ pub fn read_trec_file(path: &str, kind: Kind, round_f32: bool) -> Result<TrecFil
 /// Parse from any reader (plain or gzip, detected by magic bytes); `file` names
 /// the source in error messages.
 pub fn parse_trec(
-    reader: impl BufRead,
+    reader: impl Read + Send,
     file: &str,
     kind: Kind,
     round_f32: bool,
@@ -101,12 +163,12 @@ pub fn parse_trec(
 
 /// [`parse_trec`], also returning the run's tags.
 pub fn parse_trec_file(
-    reader: impl BufRead,
+    reader: impl Read + Send,
     file: &str,
     kind: Kind,
     round_f32: bool,
 ) -> Result<TrecFile> {
-    parse_any(reader, file, kind, round_f32).map_err(|e| match e {
+    parse_any(reader, file, kind, round_f32, PAR_BLOCK).map_err(|e| match e {
         Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
         e => e,
     })
@@ -128,7 +190,7 @@ pub fn for_each_run_chunk(
     chunk_rows: usize,
     mut on_chunk: impl FnMut(Encoded) -> Result<()>,
 ) -> Result<(Option<String>, Option<String>)> {
-    let mut go = |r: Box<dyn Read + '_>, file: &str| {
+    let mut go = |r: Box<dyn Read + Send + '_>, file: &str| {
         let mut p = Parser::new(file, Kind::Run, round_f32);
         p.chunks = Some(Chunks {
             min_rows: chunk_rows.max(1) as u64,
@@ -149,7 +211,7 @@ pub fn for_each_run_chunk(
             Ok(true)
         })?;
         if p.rows > p.chunks.as_ref().map_or(0, |c| c.start_row) {
-            let b = std::mem::replace(&mut p.b, Builder::new(Kind::Run, round_f32));
+            let b = std::mem::replace(&mut p.b, new_builder(Kind::Run, round_f32));
             on_chunk(b.finish().map_err(dup)?)?;
         }
         Ok((
@@ -159,7 +221,7 @@ pub fn for_each_run_chunk(
     };
     if path == "-" {
         let stdin = io::stdin();
-        go(maybe_gunzip(stdin.lock(), STDIN_NAME)?, STDIN_NAME)
+        go(maybe_gunzip(stdin, STDIN_NAME)?, STDIN_NAME)
     } else {
         go(maybe_gunzip(open(path)?, path)?, path)
     }
@@ -363,7 +425,10 @@ fn for_each_line<R: Read>(
 }
 
 /// `r` itself, or a gzip decoder over it if it starts with the gzip magic.
-fn maybe_gunzip<'a, R: Read + 'a>(mut r: R, file: &str) -> Result<Box<dyn Read + 'a>> {
+fn maybe_gunzip<'a, R: Read + Send + 'a>(
+    mut r: R,
+    file: &str,
+) -> Result<Box<dyn Read + Send + 'a>> {
     let mut head = [0u8; 2];
     let mut got = 0;
     while got < 2 {
@@ -385,8 +450,436 @@ fn maybe_gunzip<'a, R: Read + 'a>(mut r: R, file: &str) -> Result<Box<dyn Read +
     }
 }
 
-/// Parse, leaving a duplicate split across blocks as `DuplicateDocument`.
-fn parse_any(r: impl Read, file: &str, kind: Kind, round_f32: bool) -> Result<TrecFile> {
+/// Parse, leaving a duplicate split across blocks as `DuplicateDocument`:
+/// the parallel reader, with blocks of `block` bytes.
+fn parse_any(
+    r: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    round_f32: bool,
+    block: usize,
+) -> Result<TrecFile> {
+    parse_blocks(r, file, kind, round_f32, block)?.finish()
+}
+
+/// [`parse_any`] up to the builder's `finish`.
+fn parse_blocks<'f>(
+    r: impl Read + Send,
+    file: &'f str,
+    kind: Kind,
+    round_f32: bool,
+    block: usize,
+) -> Result<Merger<'f>> {
+    let r = maybe_gunzip(r, file)?;
+    // Blocks parsed per step: two per thread, so that the step's last block
+    // leaves little idle time, and memory in flight stays small (see the
+    // module doc: the allocator keeps it after the load).
+    let batch = 2 * rayon::current_num_threads().max(1);
+    let mut merger = Merger::new(file, kind, round_f32);
+    std::thread::scope(|s| -> Result<()> {
+        let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>>>(batch);
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        s.spawn(move || read_blocks(r, file, block, &tx, &free_rx));
+        let mut spare: Vec<Parsed> = Vec::new();
+        let mut pending: Vec<Parsed> = Vec::new();
+        let mut end = false;
+        loop {
+            let mut cur: Vec<Parsed> = Vec::with_capacity(batch);
+            let mut read_err = None;
+            while !end && cur.len() < batch {
+                match rx.recv() {
+                    Ok(Ok(raw)) => {
+                        let mut p = spare.pop().unwrap_or_default();
+                        p.raw = raw;
+                        cur.push(p);
+                    }
+                    Ok(Err(e)) => {
+                        read_err = Some(e);
+                        end = true;
+                    }
+                    Err(_) => end = true,
+                }
+            }
+            if cur.is_empty() && pending.is_empty() {
+                return read_err.map_or(Ok(()), Err);
+            }
+            // Merge the previous step's blocks (in file order) while this
+            // step's are parsed.
+            let (merged, ()) = rayon::join(
+                || pending.iter().try_for_each(|p| merger.merge(p)),
+                || cur.par_iter_mut().for_each(|p| p.parse(kind)),
+            );
+            merged?;
+            for mut p in pending.drain(..) {
+                // The reader may have stopped: then the buffer is just freed.
+                let _ = free_tx.send(std::mem::take(&mut p.raw));
+                spare.push(p);
+            }
+            pending = cur;
+            if let Some(e) = read_err {
+                // An error in the blocks read before the I/O error comes first.
+                pending.iter().try_for_each(|p| merger.merge(p))?;
+                return Err(e);
+            }
+        }
+    })?;
+    Ok(merger)
+}
+
+/// The reading thread of [`parse_any`]: blocks of whole lines of about `size`
+/// bytes (the last one may lack its newline) sent in file order; buffers come
+/// back through `free` to be reused.  Stops at the end, at an I/O error (sent),
+/// or when the receiver is gone.
+fn read_blocks(
+    mut r: impl Read,
+    file: &str,
+    size: usize,
+    tx: &mpsc::SyncSender<Result<Vec<u8>>>,
+    free: &mpsc::Receiver<Vec<u8>>,
+) {
+    let size = size.max(1);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        let mut buf = free.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&carry);
+        carry.clear();
+        loop {
+            let want = size.saturating_sub(buf.len()).max(size / 2).max(1);
+            buf.reserve(want);
+            let got = match (&mut r).take(want as u64).read_to_end(&mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.send(Err(io_error(file, e)));
+                    return;
+                }
+            };
+            eof = got < want;
+            if eof {
+                break;
+            }
+            if let Some(nl) = memchr::memrchr(b'\n', &buf) {
+                carry.extend_from_slice(&buf[nl + 1..]);
+                buf.truncate(nl + 1);
+                break;
+            }
+            // No newline yet: one line longer than the block, read on.
+        }
+        if !buf.is_empty() && tx.send(Ok(buf)).is_err() {
+            return;
+        }
+    }
+}
+
+/// One block of whole lines and what [`Parsed::parse`] makes of it: its rows,
+/// the runs of consecutive rows of one query (segments), and the first error.
+/// Line numbers are 1-based within the block.
+#[derive(Default)]
+struct Parsed {
+    raw: Vec<u8>,
+    /// Lines in the block (physical, counting comments and blank lines).
+    lines: u64,
+    /// Row `i`'s document id is `docs[bounds[i]..bounds[i + 1]]`.
+    docs: Vec<u8>,
+    bounds: Vec<u32>,
+    values: Vec<f64>,
+    /// Line of each row.
+    line_of: Vec<u32>,
+    /// (query id as a range of `raw`, first row) of each segment.
+    segs: Vec<(usize, usize, u32)>,
+    /// Run tags of the first and last rows, as ranges of `raw`.
+    tags: Option<((usize, usize), (usize, usize))>,
+    /// The first error: line and message (parsing stops there).
+    err: Option<(u64, BlockError)>,
+    /// The current segment's rows, to find a document listed twice.
+    seen: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+    /// Separator bitmap of `raw` (see [`classify`]).
+    bits: Vec<u64>,
+}
+
+enum BlockError {
+    Msg(String),
+    /// A document listed twice in one segment; `first` is the earlier line.
+    Dup {
+        first: u64,
+        query: String,
+        doc: String,
+    },
+}
+
+/// The range of `part` (a subslice of `whole`) in `whole`.
+fn range_in(whole: &[u8], part: &[u8]) -> (usize, usize) {
+    let a = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    (a, a + part.len())
+}
+
+impl Parsed {
+    fn parse(&mut self, kind: Kind) {
+        let Parsed {
+            raw,
+            lines,
+            docs,
+            bounds,
+            values,
+            line_of,
+            segs,
+            tags,
+            err,
+            seen,
+            hasher,
+            bits,
+        } = self;
+        docs.clear();
+        bounds.clear();
+        bounds.push(0);
+        values.clear();
+        line_of.clear();
+        segs.clear();
+        *tags = None;
+        *err = None;
+        if raw.len() >= u32::MAX as usize {
+            *lines = 1;
+            *err = Some((1, BlockError::Msg("a line longer than 4 GiB".into())));
+            return;
+        }
+        let raw: &[u8] = raw;
+        classify(raw, bits);
+        let mut line_no = 0u32;
+        let mut cur_q: &[u8] = &[];
+        let mut pos = 0usize;
+        let tail = (!raw.ends_with(b"\n")).then_some(raw.len());
+        for end in memchr::memchr_iter(b'\n', raw).chain(tail) {
+            let split =
+                split_bits(raw, bits, pos, end).unwrap_or_else(|| split_slow(&raw[pos..end], kind));
+            pos = end + 1;
+            line_no += 1;
+            let (qid, doc, value, tag) = match row_of(split, kind) {
+                Ok(Some(row)) => row,
+                Ok(None) => continue,
+                Err(msg) => {
+                    *err = Some((line_no as u64, BlockError::Msg(msg)));
+                    break;
+                }
+            };
+            let row = values.len() as u32;
+            if segs.is_empty() || qid != cur_q {
+                cur_q = qid;
+                let (a, b) = range_in(raw, qid);
+                segs.push((a, b, row));
+                reset_table(seen);
+            }
+            let h = hasher.hash_one(doc);
+            let doc_of = |r: u32| {
+                let r = r as usize;
+                docs.get(bounds[r] as usize..bounds[r + 1] as usize)
+                    .unwrap_or_default()
+            };
+            // One probe: find the document, or take its free slot.
+            match seen.entry(h, |&r| doc_of(r) == doc, |&r| hasher.hash_one(doc_of(r))) {
+                hashbrown::hash_table::Entry::Occupied(e) => {
+                    *err = Some((
+                        line_no as u64,
+                        BlockError::Dup {
+                            first: line_of[*e.get() as usize] as u64,
+                            query: show(qid),
+                            doc: show(doc),
+                        },
+                    ));
+                    break;
+                }
+                hashbrown::hash_table::Entry::Vacant(e) => {
+                    e.insert(row);
+                }
+            }
+            docs.extend_from_slice(doc);
+            bounds.push(docs.len() as u32);
+            values.push(value);
+            line_of.push(line_no);
+            if kind == Kind::Run {
+                let t = range_in(raw, tag);
+                match tags {
+                    Some((_, last)) => *last = t,
+                    None => *tags = Some((t, t)),
+                }
+            }
+        }
+        *lines = line_no as u64;
+    }
+}
+
+/// Empty a duplicate table; cost proportional to its last use (a table grown
+/// by one huge query is replaced rather than cleared again and again).
+fn reset_table(t: &mut HashTable<u32>) {
+    let n = t.len().max(64);
+    if t.capacity() > 4 * n {
+        *t = HashTable::with_capacity(n);
+    } else {
+        t.clear();
+    }
+}
+
+/// Appends parsed blocks, in file order, to the [`Builder`]: turns block line
+/// numbers into file line numbers and checks the documents of a query whose
+/// lines cross a block boundary (each block checked its own).
+struct Merger<'f> {
+    file: &'f str,
+    b: Builder,
+    /// Lines in the blocks merged so far.
+    lines: u64,
+    first_tag: Option<Vec<u8>>,
+    last_tag: Vec<u8>,
+    /// The query of the last row: its id and bytes, the row its run of
+    /// consecutive rows started at, and the line of each of those rows.
+    open_q: Option<u32>,
+    open_qid: Vec<u8>,
+    open_start: usize,
+    open_lines: Vec<u64>,
+    /// Rows `open_start..open_start + indexed` of the open run, by document.
+    open_seen: HashTable<u32>,
+    indexed: usize,
+    hasher: DefaultHashBuilder,
+}
+
+impl<'f> Merger<'f> {
+    fn new(file: &'f str, kind: Kind, round_f32: bool) -> Self {
+        Merger {
+            file,
+            b: new_builder(kind, round_f32),
+            lines: 0,
+            first_tag: None,
+            last_tag: Vec::new(),
+            open_q: None,
+            open_qid: Vec::new(),
+            open_start: 0,
+            open_lines: Vec::new(),
+            open_seen: HashTable::new(),
+            indexed: 0,
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
+    fn merge(&mut self, p: &Parsed) -> Result<()> {
+        let nseg = p.segs.len();
+        for (k, &(qa, qb, r0)) in p.segs.iter().enumerate() {
+            let r0 = r0 as usize;
+            let r1 = p.segs.get(k + 1).map_or(p.values.len(), |s| s.2 as usize);
+            let qid = &p.raw[qa..qb];
+            let cont = match self.open_q {
+                Some(q) if k == 0 && self.open_qid == qid => Some(q),
+                _ => None,
+            };
+            let q = match cont {
+                Some(q) => q,
+                None => {
+                    let q = self.b.query(qid)?;
+                    self.open_q = Some(q);
+                    self.open_qid.clear();
+                    self.open_qid.extend_from_slice(qid);
+                    self.open_start = self.b.len();
+                    self.open_lines.clear();
+                    reset_table(&mut self.open_seen);
+                    self.indexed = 0;
+                    q
+                }
+            };
+            let before = self.b.len();
+            self.b
+                .rows(q, &p.docs, &p.bounds[r0..=r1], &p.values[r0..r1])?;
+            if cont.is_some() || k + 1 == nseg {
+                let base = self.lines;
+                self.open_lines
+                    .extend(p.line_of[r0..r1].iter().map(|&l| base + l as u64));
+            }
+            if cont.is_some() {
+                self.check_open(before)?;
+            }
+        }
+        if let Some(((a, b), (c, d))) = p.tags {
+            if self.first_tag.is_none() {
+                self.first_tag = Some(p.raw[a..b].to_vec());
+            }
+            self.last_tag.clear();
+            self.last_tag.extend_from_slice(&p.raw[c..d]);
+        }
+        if let Some((line, e)) = &p.err {
+            let line = self.lines + line;
+            return Err(match e {
+                BlockError::Msg(msg) => Error::Parse {
+                    file: self.file.to_string(),
+                    line,
+                    msg: msg.clone(),
+                },
+                BlockError::Dup { first, query, doc } => {
+                    dup_error(self.file, line, query, doc, Some(self.lines + first))
+                }
+            });
+        }
+        self.lines += p.lines;
+        Ok(())
+    }
+
+    /// The open query's rows `new..` continue it from an earlier block: check
+    /// them against its earlier rows (those are indexed now, lazily: only a
+    /// query that crosses a block boundary pays for it).
+    fn check_open(&mut self, new: usize) -> Result<()> {
+        let (b, hasher, seen) = (&self.b, &self.hasher, &mut self.open_seen);
+        let rehash = |&r: &u32| hasher.hash_one(b.doc(r as usize));
+        for r in self.open_start + self.indexed..new {
+            seen.insert_unique(hasher.hash_one(b.doc(r)), r as u32, rehash);
+        }
+        for r in new..b.len() {
+            let doc = b.doc(r);
+            let h = hasher.hash_one(doc);
+            if let Some(&first) = seen.find(h, |&e| b.doc(e as usize) == doc) {
+                let line_of = |row: usize| {
+                    self.open_lines
+                        .get(row - self.open_start)
+                        .copied()
+                        .unwrap_or(0)
+                };
+                return Err(dup_error(
+                    self.file,
+                    line_of(r),
+                    &show(&self.open_qid),
+                    &show(doc),
+                    Some(line_of(first as usize)),
+                ));
+            }
+            seen.insert_unique(h, r as u32, rehash);
+        }
+        self.indexed = b.len() - self.open_start;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<TrecFile> {
+        let encoded = self.b.finish()?;
+        Ok(TrecFile {
+            encoded,
+            last_tag: self.first_tag.as_ref().map(|_| show(&self.last_tag)),
+            tag: self.first_tag.map(|t| show(&t)),
+        })
+    }
+}
+
+/// A builder for TREC input: each block of consecutive lines of one query is
+/// checked for duplicates while reading.
+fn new_builder(kind: Kind, round_f32: bool) -> Builder {
+    let mut b = Builder::new(kind, round_f32);
+    b.assume_unique_within_blocks();
+    b
+}
+
+/// The sequential reader (line by line into the builder): what
+/// [`for_each_run_chunk`] does, whole; the tests compare it with [`parse_any`].
+#[cfg(test)]
+fn parse_sequential(
+    r: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    round_f32: bool,
+) -> Result<TrecFile> {
     let r = maybe_gunzip(r, file)?;
     let mut p = Parser::new(file, kind, round_f32);
     for_each_line(r, file, |line| p.line(line).map(|()| true))?;
@@ -402,6 +895,149 @@ fn parse_any(r: impl Read, file: &str, kind: Kind, round_f32: bool) -> Result<Tr
         last_tag: first_tag.as_ref().map(|_| show(&last_tag)),
         tag: first_tag.map(|t| show(&t)),
     })
+}
+
+/// A value field: a finite `f64` in Rust's float syntax (`fast-float2`
+/// parses exactly that syntax, correctly rounded, from bytes).
+#[inline]
+fn parse_value(field: &[u8], what: &str) -> std::result::Result<f64, String> {
+    match fast_float2::parse::<f64, _>(field) {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!(
+            "{what} {} is not finite (NaN, infinite or out of range)",
+            quote(field)
+        )),
+        Err(_) => Err(format!("{what} {} is not a number", quote(field))),
+    }
+}
+
+/// A row of a line: (qid, doc, value, tag; the tag is empty for qrels).
+type Row<'a> = (&'a [u8], &'a [u8], f64, &'a [u8]);
+
+/// A line's first six fields (empty where missing) and how many fields it
+/// has: exact for qrels; for runs, exact below 6 and at least 6 otherwise.
+type Split<'a> = ([&'a [u8]; 6], usize);
+
+/// One line: `None` for a blank or comment line, else (qid, doc, value, tag;
+/// the tag is empty for qrels); `Err` is the message for a malformed line.
+#[inline]
+fn parse_line(line: &[u8], kind: Kind) -> std::result::Result<Option<Row<'_>>, String> {
+    row_of(split_slow(line, kind), kind)
+}
+
+/// [`parse_line`] after splitting.
+#[inline(always)]
+fn row_of((f, n): Split<'_>, kind: Kind) -> std::result::Result<Option<Row<'_>>, String> {
+    let [qid, _iter, doc, rank_or_label, score, tag] = f;
+    if n == 0 || qid.first() == Some(&b'#') {
+        return Ok(None); // blank or comment
+    }
+    match kind {
+        Kind::Run => {
+            if n < 6 {
+                return Err(format!(
+                    "a run line needs at least 6 fields (qid iter docno rank score tag), found {n}"
+                ));
+            }
+            let v = parse_value(score, "the score (field 5)")?;
+            Ok(Some((qid, doc, v, tag)))
+        }
+        Kind::Qrels => {
+            if n != 4 {
+                return Err(format!(
+                    "a qrels line needs exactly 4 fields (qid iter docno label), found {n}"
+                ));
+            }
+            let v = parse_value(rank_or_label, "the label (field 4)")?;
+            Ok(Some((qid, doc, v, &[])))
+        }
+    }
+}
+
+/// Split a line byte by byte (any length).
+fn split_slow(line: &[u8], kind: Kind) -> Split<'_> {
+    let mut fields = Fields { s: line, i: 0 };
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    let mut n = 0;
+    while n < 6 {
+        match fields.next() {
+            Some(x) => f[n] = x,
+            None => break,
+        }
+        n += 1;
+    }
+    if kind == Kind::Qrels && n == 6 {
+        n += fields.count();
+    }
+    (f, n)
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that is below `n` (`n <= 128`), exactly
+/// (no carry crosses bytes).
+#[inline(always)]
+fn bytes_below(x: u64, n: u8) -> u64 {
+    !(((x & !HIGH_BITS) + LOW_BITS * (0x80 - n as u64)) | x) & HIGH_BITS
+}
+
+/// One bit per byte of `raw`, set for the separators (C `isspace`), in words
+/// of 64 bytes; two all-ones words after the end.  Eight bytes at a time
+/// (SWAR): about 20 times cheaper than a branch per byte.
+fn classify(raw: &[u8], bits: &mut Vec<u64>) {
+    bits.clear();
+    let chunks = raw.chunks_exact(64);
+    let rest = chunks.remainder();
+    bits.extend(chunks.map(|c| {
+        let mut m = 0u64;
+        for (j, w) in c.chunks_exact(8).enumerate() {
+            let x = u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default());
+            // isspace: 0x20, or 0x09..=0x0d.
+            let sp =
+                bytes_below(x ^ (LOW_BITS * 0x20), 1) | (bytes_below(x, 14) & !bytes_below(x, 9));
+            // The high bits, gathered into the top byte by the multiply.
+            m |= ((sp >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * j);
+        }
+        m
+    }));
+    let mut m = 0u64;
+    for (j, &b) in rest.iter().enumerate() {
+        m |= (is_space(b) as u64) << j;
+    }
+    bits.push(m | (!0u64).checked_shl(rest.len() as u32).unwrap_or(0));
+    bits.extend([!0, !0]);
+}
+
+/// Split the line `raw[pos..end]` with the separator bitmap of `raw` (see
+/// [`classify`]), without a branch per byte or per field; `None` for a line
+/// of 128 bytes or more.
+#[inline(always)]
+fn split_bits<'a>(raw: &'a [u8], bits: &[u64], pos: usize, end: usize) -> Option<Split<'a>> {
+    let len = end - pos;
+    if len >= 128 {
+        return None;
+    }
+    let (wi, off) = (pos / 64, (pos % 64) as u32);
+    let word = |i: usize| bits.get(i).copied().unwrap_or(!0) as u128;
+    // 128 bits from `pos`; past the line's end, separators.
+    let m = ((word(wi) | (word(wi + 1) << 64)) >> off)
+        | word(wi + 2).checked_shl(128 - off).unwrap_or(0)
+        | (!0u128 << len);
+    // Field starts: a non-separator after a separator (or first); ends: a
+    // separator after a non-separator.
+    let mut starts = !m & ((m << 1) | 1);
+    let mut ends = m & (!m << 1);
+    let n = starts.count_ones() as usize;
+    let mut f: [&[u8]; 6] = [&[]; 6];
+    for slot in f.iter_mut().take(n) {
+        let a = starts.trailing_zeros() as usize;
+        let b = ends.trailing_zeros() as usize;
+        starts &= starts - 1;
+        ends &= ends - 1;
+        *slot = raw.get(pos + a..pos + b).unwrap_or_default();
+    }
+    Some((f, n))
 }
 
 /// The documents of the current block of consecutive lines of one query, with
@@ -493,7 +1129,7 @@ impl<'f> Parser<'f> {
             chunks: None,
             file,
             kind,
-            b: Builder::new(kind, round_f32),
+            b: new_builder(kind, round_f32),
             line_no: 0,
             cur_q: Vec::new(),
             cur_id: None,
@@ -512,89 +1148,23 @@ impl<'f> Parser<'f> {
         }
     }
 
-    #[cold]
-    fn bad_value(&self, field: &[u8], what: &str, parsed: bool) -> Error {
-        self.err(if parsed {
-            format!(
-                "{what} {} is not finite (NaN, infinite or out of range)",
-                quote(field)
-            )
-        } else {
-            format!("{what} {} is not a number", quote(field))
-        })
-    }
-
-    #[inline]
-    fn value(&self, field: &[u8], what: &str) -> Result<f64> {
-        match std::str::from_utf8(field)
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-        {
-            Some(v) if v.is_finite() => Ok(v),
-            Some(_) => Err(self.bad_value(field, what, true)),
-            None => Err(self.bad_value(field, what, false)),
-        }
-    }
-
     #[inline]
     fn line(&mut self, line: &[u8]) -> Result<()> {
         self.line_no += 1;
-        let mut fields = Fields { s: line, i: 0 };
-        let Some(qid) = fields.next() else {
-            return Ok(()); // blank
+        let (qid, doc, value, tag) = match parse_line(line, self.kind) {
+            Ok(Some(row)) => row,
+            Ok(None) => return Ok(()),
+            Err(msg) => return Err(self.err(msg)),
         };
-        if qid[0] == b'#' {
-            return Ok(()); // comment
+        if self.kind == Kind::Run {
+            if self.first_tag.is_none() {
+                self.first_tag = Some(tag.to_vec());
+            }
+            if self.last_tag != tag {
+                self.last_tag.clear();
+                self.last_tag.extend_from_slice(tag);
+            }
         }
-        let (doc, value) = match self.kind {
-            Kind::Run => {
-                let mut f = [qid; 6];
-                let mut n = 1;
-                while n < 6 {
-                    match fields.next() {
-                        Some(x) => f[n] = x,
-                        None => break,
-                    }
-                    n += 1;
-                }
-                if n < 6 {
-                    return Err(self.err(format!(
-                        "a run line needs at least 6 fields (qid iter docno rank score tag), found {n}"
-                    )));
-                }
-                let [_, _iter, doc, _rank, score, tag] = f;
-                let v = self.value(score, "the score (field 5)")?;
-                if self.first_tag.is_none() {
-                    self.first_tag = Some(tag.to_vec());
-                }
-                if self.last_tag != tag {
-                    self.last_tag.clear();
-                    self.last_tag.extend_from_slice(tag);
-                }
-                (doc, v)
-            }
-            Kind::Qrels => {
-                let mut f = [qid; 4];
-                let mut n = 1;
-                while n < 4 {
-                    match fields.next() {
-                        Some(x) => f[n] = x,
-                        None => break,
-                    }
-                    n += 1;
-                }
-                if n == 4 && fields.next().is_some() {
-                    n = 5 + fields.count();
-                }
-                if n != 4 {
-                    return Err(self.err(format!(
-                        "a qrels line needs exactly 4 fields (qid iter docno label), found {n}"
-                    )));
-                }
-                let [_, _iter, doc, label] = f;
-                (doc, self.value(label, "the label (field 4)")?)
-            }
-        };
         let q = match self.cur_id {
             Some(q) if self.cur_q == qid => q,
             _ => {
@@ -646,7 +1216,7 @@ impl<'f> Parser<'f> {
         }
         c.block_line = self.line_no;
         if self.rows - c.start_row >= c.min_rows {
-            let full = std::mem::replace(&mut self.b, Builder::new(self.kind, self.round_f32));
+            let full = std::mem::replace(&mut self.b, new_builder(self.kind, self.round_f32));
             c.ready = Some(full);
             c.start_row = self.rows;
             self.nq = 0;
@@ -1097,6 +1667,259 @@ mod tests {
         assert_eq!(t.encoded.values, vec![1.0, 1.0]);
     }
 
+    /// The parallel reader with blocks of `block` bytes.
+    fn parse_par(text: &[u8], kind: Kind, block: usize) -> Result<TrecFile> {
+        parse_any(text, "mem.txt", kind, false, block).map_err(|e| match e {
+            Error::DuplicateDocument { query, doc } => dup_error("mem.txt", 0, &query, &doc, None),
+            e => e,
+        })
+    }
+
+    /// Block sizes that cut lines and queries at every position (a block
+    /// grows to hold one line), and larger ones.
+    fn block_sizes(len: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (1..=len.min(80) + 1).collect();
+        v.extend([97, 256, 1000, 4096, len / 2 + 1, len + 1, 1 << 20]);
+        v
+    }
+
+    /// The parallel reader gives what the sequential one gives: rows, tags,
+    /// or the same error (file, line, message), for every block size.
+    fn assert_par_same(text: &[u8], kind: Kind) {
+        let want = parse_sequential(text, "mem.txt", kind, false).map_err(|e| match e {
+            Error::DuplicateDocument { query, doc } => dup_error("mem.txt", 0, &query, &doc, None),
+            e => e,
+        });
+        for block in block_sizes(text.len()) {
+            let got = parse_par(text, kind, block);
+            assert_eq!(got, want, "block size {block}, text {:?}", show(text));
+        }
+    }
+
+    const MIXED_RUN: &str = "# header comment\n\
+        q1 Q0 d1 1 0.5 tagA\r\n\
+        q1\tQ0\td2\t2\t  2.1\ttagB extra fields\n\
+        \n   \t\n\
+        q10 Q0 d1 1 3 t\n\
+        q10 Q0 d3 2 3 t\n\
+        \t# indented comment\n\
+        q1 Q0 d4 3 -1e-3 t\n\
+        q2 Q0 d#3 x 7 tagC\n\
+        q10 Q0 d9 3 3 t\n\
+        q2 Q0 a 1 -0 tagD";
+
+    #[test]
+    fn parallel_equals_sequential() {
+        assert_par_same(MIXED_RUN.as_bytes(), Kind::Run);
+        assert_par_same(format!("{MIXED_RUN}\n").as_bytes(), Kind::Run);
+        let qrels = "q 0 a 1\r\nq 0 b 0.5\n# c\n\nr 0 a 2\nq 0 c -1\n10 0 x 1\n9 0 x 0";
+        assert_par_same(qrels.as_bytes(), Kind::Qrels);
+        for text in ["", "\n", "\n\n# c\n", "q Q0 d 1 1 t", "q 0 d 1\n"] {
+            assert_par_same(text.as_bytes(), Kind::Run);
+            assert_par_same(text.as_bytes(), Kind::Qrels);
+        }
+        // Many queries and rows over many blocks.
+        let mut text = String::new();
+        for q in 0..30 {
+            for d in 0..40 {
+                let score = ((d * 7 + q) % 13) as f64 / 4.0; // ties
+                text.push_str(&format!("{} Q0 doc{d} {d} {score} run{q}\n", q * 37 % 101));
+            }
+        }
+        let want = parse_sequential(text.as_bytes(), "mem.txt", Kind::Run, false).unwrap();
+        for block in [1, 50, 333, 1000, 4096, 20_000] {
+            assert_eq!(parse_par(text.as_bytes(), Kind::Run, block).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn parallel_errors_name_the_first_bad_line() {
+        let good = "q Q0 a 1 1 t\n# c\nq Q0 b 2 0.5 t\n\nr Q0 a 1 1 t\n";
+        for bad in [
+            "q Q0 c 3 abc t\n",
+            "q Q0 c 3 1\n",
+            "q Q0 c 3 nan t\n",
+            "r Q0 a 2 0 t\n", // duplicate of line 5
+        ] {
+            for at in 0..=good.lines().count() {
+                let mut lines: Vec<&str> = good.lines().collect();
+                lines.insert(at, bad.trim_end());
+                // A second error later must not be the one reported.
+                lines.push("q Q0 z 9 bad t");
+                let text = lines.join("\n");
+                assert_par_same(text.as_bytes(), Kind::Run);
+            }
+        }
+        // A duplicate whose two lines are in different blocks, and lines
+        // counted across blocks.
+        let text = "q Q0 a 1 3 t\n\n# x\nq Q0 b 2 2 t\nq Q0 c 2 2 t\nq Q0 a 3 1 t\nq Q0 x 3 1 t\n";
+        for block in block_sizes(text.len()) {
+            match parse_par(text.as_bytes(), Kind::Run, block) {
+                Err(Error::Parse { line, msg, .. }) => {
+                    assert_eq!(line, 6, "block {block}");
+                    assert!(msg.contains("first on line 1"), "{msg}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let qrels = "q 0 a 1\nq 0 b 1\nq 0 c\n";
+        assert_par_same(qrels.as_bytes(), Kind::Qrels);
+    }
+
+    #[test]
+    fn parallel_gzip_and_files() {
+        // Repeated queries are split blocks: the duplicate is found by finish,
+        // the earliest listing that repeats one (line 14 repeats line 2).
+        let text = MIXED_RUN
+            .repeat(3)
+            .replace("q2 Q0 a 1 -0 tagD", "q2 Q0 a 1 -0 tagD\n");
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        gz.write_all(MIXED_RUN.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let want = parse_sequential(MIXED_RUN.as_bytes(), "mem.txt", Kind::Run, false).unwrap();
+        for block in block_sizes(MIXED_RUN.len()) {
+            assert_eq!(parse_par(&gz, Kind::Run, block).unwrap(), want);
+        }
+        let p = tmp("par_dup.txt");
+        std::fs::write(&p, &text).unwrap();
+        match read_trec(p.to_str().unwrap(), Kind::Run, false) {
+            Err(Error::Parse { line, msg, .. }) => {
+                assert_eq!(line, 14);
+                assert!(msg.contains("first on line 2"), "{msg}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A reader that fails after `n` bytes.
+    struct FailAfter<'a>(&'a [u8], usize);
+
+    impl Read for FailAfter<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.1 == 0 {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.1).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            self.1 -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn parallel_io_error_after_earlier_lines() {
+        let mut text = String::new();
+        for d in 0..200 {
+            text.push_str(&format!("q Q0 d{d} 1 1 t\n"));
+        }
+        for block in [16, 100, 1000] {
+            // The lines read before the failure are fine: the I/O error.
+            let r = FailAfter(text.as_bytes(), 1500);
+            match parse_any(r, "f", Kind::Run, false, block) {
+                Err(Error::Io { file, msg }) => assert!(file == "f" && msg.contains("fire")),
+                other => panic!("{other:?}"),
+            }
+            // A bad line before the failure comes first.
+            let bad = text.replacen("q Q0 d3 1 1 t", "q Q0 d3 1 x t", 1);
+            let r = FailAfter(bad.as_bytes(), 1500);
+            match parse_any(r, "f", Kind::Run, false, block) {
+                Err(Error::Parse { line, .. }) => assert_eq!(line, 4),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_result_does_not_depend_on_threads() {
+        let mut text = String::new();
+        for q in 0..50 {
+            for d in 0..30 {
+                text.push_str(&format!("{q} Q0 d{} {d} {} r\n", (d * 31 + q) % 97, d % 5));
+            }
+        }
+        let run = |t: usize| {
+            crate::core::eval::with_threads(Some(t), || parse_par(text.as_bytes(), Kind::Run, 300))
+                .unwrap()
+                .unwrap()
+        };
+        let one = run(1);
+        assert_eq!(run(2), one);
+        assert_eq!(run(5), one);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Random files (few queries and documents: duplicates, split and
+        /// interleaved queries; comments, blank lines, CRLF, tabs, bad lines).
+        #[test]
+        fn parallel_equals_sequential_random(
+            lines in proptest::collection::vec((0u8..12, 0u8..3, 0u8..6, 0u8..5), 0..40),
+            qrels in proptest::bool::ANY,
+            block in 1usize..200,
+        ) {
+            let kind = if qrels { Kind::Qrels } else { Kind::Run };
+            let mut text = String::new();
+            for (i, &(what, q, d, v)) in lines.iter().enumerate() {
+                let sep = if i % 3 == 0 { "\t" } else { " " };
+                let end = if i % 4 == 0 { "\r\n" } else { "\n" };
+                let row = if qrels {
+                    format!("q{q}{sep}0{sep}d{d}{sep}{v}")
+                } else {
+                    format!("q{q}{sep}Q0{sep}d{d}{sep}1{sep}{}{sep}t{i}", v as f64 / 2.0)
+                };
+                let line = match what {
+                    0 => "# comment".to_string(),
+                    1 => "  ".to_string(),
+                    2 if i % 5 == 0 => format!("q{q} Q0 d{d} 1 nope t"),
+                    _ => row,
+                };
+                text.push_str(&line);
+                text.push_str(end);
+            }
+            if lines.len() % 2 == 1 {
+                text.pop(); // no final newline
+            }
+            let want = parse_sequential(text.as_bytes(), "mem.txt", kind, false).map_err(|e| match e {
+                Error::DuplicateDocument { query, doc } => dup_error("mem.txt", 0, &query, &doc, None),
+                e => e,
+            });
+            proptest::prop_assert_eq!(parse_par(text.as_bytes(), kind, block), want);
+        }
+
+        /// The bitmap splitter agrees with the byte loop (any bytes, any
+        /// alignment of the line in its block).
+        #[test]
+        fn split_bits_equals_split_slow(
+            before in proptest::collection::vec(proptest::sample::select(vec![b'a', b' ', b'\n']), 0..70),
+            line in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'#', b' ', b' ', b'\t', b'\r', 0x0b, 0x0c, 0x01, 0x1f, 0x21, 0x7f, 0x80, 0xff]),
+                0..140,
+            ),
+            after in proptest::collection::vec(proptest::sample::select(vec![b'b', b' ', b'\n']), 0..70),
+        ) {
+            let raw: Vec<u8> = [&before[..], &line[..], &after[..]].concat();
+            let mut bits = Vec::new();
+            classify(&raw, &mut bits);
+            for (j, &b) in raw.iter().enumerate() {
+                proptest::prop_assert_eq!(bits[j / 64] >> (j % 64) & 1 == 1, is_space(b));
+            }
+            let (pos, end) = (before.len(), before.len() + line.len());
+            match split_bits(&raw, &bits, pos, end) {
+                Some(got) => proptest::prop_assert_eq!(got, split_slow(&line, Kind::Qrels)),
+                None => proptest::prop_assert!(line.len() >= 128),
+            }
+        }
+
+        /// fast-float2 accepts exactly Rust's float syntax, with the same value.
+        #[test]
+        fn value_syntax_is_rusts(s in "[-+]?[0-9]{0,3}[.]?[0-9]{0,3}([eE][-+]?[0-9]{0,4})?|[-+]?(inf|nan|infinity|NaN|x)") {
+            let std = s.parse::<f64>().ok().filter(|v| v.is_finite());
+            let ours = parse_value(s.as_bytes(), "v").ok();
+            proptest::prop_assert_eq!(std.map(f64::to_bits), ours.map(f64::to_bits));
+        }
+    }
+
     /// Counts derived independently, e.g. for results.test:
     /// `awk 'NF>0 && $1 !~ /^#/' F | wc -l` (rows),
     /// `awk 'NF>0 && $1 !~ /^#/ {print $1}' F | sort -u | wc -l` (queries),
@@ -1134,6 +1957,51 @@ mod tests {
             read_trec_file(dir.join("results.test").to_str().unwrap(), Kind::Run, false).unwrap();
         assert_eq!(t.tag.as_deref(), Some("STANDARD"));
         assert_eq!(t.last_tag.as_deref(), Some("STANDARD"));
+    }
+
+    /// User + system CPU time of this process so far (Linux; else 0).
+    fn cpu_seconds() -> f64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<f64> = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|x| x.parse().unwrap_or(0.0))
+            .collect();
+        f.iter().sum::<f64>() / 100.0
+    }
+
+    /// Profiling: the parallel parse alone, `RANKLENS_TREC_BENCH` times
+    /// `RANKLENS_TREC_REPEAT`.
+    #[test]
+    #[ignore]
+    fn bench_parse_only() {
+        let Ok(path) = std::env::var("RANKLENS_TREC_BENCH") else {
+            return;
+        };
+        let n: usize = std::env::var("RANKLENS_TREC_REPEAT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3);
+        for _ in 0..n {
+            let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
+            let m = parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, PAR_BLOCK).unwrap();
+            eprintln!(
+                "parse {:.3} s (cpu {:.2}), {} rows",
+                t0.elapsed().as_secs_f64(),
+                cpu_seconds() - c0,
+                m.b.len()
+            );
+            let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
+            let e = m.finish().unwrap();
+            eprintln!(
+                "finish {:.3} s (cpu {:.2})",
+                t0.elapsed().as_secs_f64(),
+                cpu_seconds() - c0,
+            );
+            drop(e);
+        }
     }
 
     /// Timing: `RANKLENS_TREC_BENCH=/tmp/run10m.txt cargo test --release --lib
@@ -1221,6 +2089,19 @@ mod tests {
         let t0 = std::time::Instant::now();
         let _ = p.b.finish().unwrap();
         eprintln!("finish: {:.3} s", t0.elapsed().as_secs_f64());
+        for block in [256 << 10, 1 << 20, 4 << 20] {
+            let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
+            let m = parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, block).unwrap();
+            let (t1, c1) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+            let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
+            let e = m.finish().unwrap();
+            let (t2, c2) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+            eprintln!(
+                "parallel, blocks of {} KiB: parse {t1:.3} s (cpu {c1:.2}), finish {t2:.3} s (cpu {c2:.2})",
+                block >> 10,
+            );
+            drop(e);
+        }
         for _ in 0..3 {
             let t0 = std::time::Instant::now();
             let e = read_trec(&path, Kind::Run, false).unwrap();
