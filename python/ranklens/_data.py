@@ -7,7 +7,9 @@ Each side is held as flat numpy arrays built by the Rust core:
 * ``offsets`` (int64, ``len(query_ids) + 1``) – rows of query ``i`` are
   ``offsets[i]:offsets[i + 1]``;
 * ``doc_ids`` (uint32) – for each row, the index of its document id string in
-  an arena (``doc_vocabulary``: one entry per input row, in input order).
+  an arena (``doc_vocabulary``: one entry per input row, in input order; in
+  row order when the input was not grouped by query, so that scoring reads it
+  sequentially).
   Document ids are deliberately not deduplicated across queries: they only ever
   meet within one query, and interning millions of distinct ids cost more than
   the rest of loading (measurements in ``src/core/encode.rs``).  Ties compare
