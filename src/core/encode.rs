@@ -4,7 +4,7 @@
 //! `queries` is a vocabulary sorted by bytes; rows of query `i` are
 //! `offsets[i]..offsets[i + 1]` of `doc_ids` / `values`; `doc_ids[r]` indexes
 //! `docs`, an arena holding each row's document id string, in input order (in
-//! row order for scattered input: see [`relocate`]).  A
+//! row order for scattered input: see `relocate`).  A
 //! run's rows are kept in ranking order (score descending, then document id
 //! descending by bytes: trec_eval's order), so scoring never sorts; qrels rows
 //! keep their input order.
