@@ -104,11 +104,11 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<(Bound<'py, PyAny>, Bound
 /// Encode a mapping query id -> (mapping doc id -> value | sequence of doc ids).
 /// A sequence is a ranked list (its order is the ranking; only for runs).
 ///
-/// `pytrec_types`: qrels only; accept exactly what pytrec_eval's
-/// `RelevanceEvaluator` accepts (`str` query and document ids, a `dict` per
-/// query, `int` labels) and raise its `TypeError`s, checked entry by entry in
-/// the order pytrec_eval checks them, so the compatibility layer needs no
-/// second pass over the judgments in Python.
+/// `pytrec_types`: accept exactly what pytrec_eval's `RelevanceEvaluator`
+/// accepts (`str` query and document ids, a `dict` per query; `int` labels,
+/// `float` or `int` scores, subclasses included) and raise its `TypeError`s,
+/// checked entry by entry in the order pytrec_eval checks them, so the
+/// compatibility layer needs no second pass over the data in Python.
 #[pyfunction]
 #[pyo3(signature = (data, kind, round_f32 = false, pytrec_types = false))]
 fn encode_mapping<'py>(
@@ -130,12 +130,14 @@ fn encode_mapping<'py>(
     // Mappings keyed by `str` cannot hold a document twice for a query (an
     // `int` key could collide with its decimal string, a list can repeat).
     let mut unique = true;
-    if pytrec_types && kind != Kind::Qrels {
-        return Err(PyTypeError::new_err("pytrec_types applies to qrels only"));
-    }
+    let bad_run = || PyTypeError::new_err("Unable to extract query/object scores.");
     for (qobj, inner) in items(data)? {
         if pytrec_types {
-            check_pytrec_qrels(&qobj, &inner)?;
+            if kind == Kind::Qrels {
+                check_pytrec_qrels(&qobj, &inner)?;
+            } else if !qobj.is_instance_of::<PyString>() || inner.cast::<PyDict>().is_err() {
+                return Err(bad_run());
+            }
         }
         let qid = id_string(&qobj, "a query id")?;
         unique &= qobj.is_instance_of::<PyString>();
@@ -158,6 +160,13 @@ fn encode_mapping<'py>(
             continue;
         }
         let mut add = |dobj: &Bound<'py, PyAny>, vobj: &Bound<'py, PyAny>| -> PyResult<()> {
+            if pytrec_types
+                && kind == Kind::Run
+                && !(dobj.is_instance_of::<PyString>()
+                    && (vobj.is_instance_of::<PyFloat>() || vobj.is_instance_of::<PyInt>()))
+            {
+                return Err(bad_run());
+            }
             // Python floats first (the common case), then anything numeric.
             let value: Option<f64> = if let Ok(f) = vobj.cast::<PyFloat>() {
                 Some(f.value())

@@ -301,10 +301,10 @@ def test_evaluate_errors_match(run) -> None:
         )
 
 
-@pytest.mark.parametrize("later", ["1.0", None, [1.0], True, 2])
+@pytest.mark.parametrize("later", ["1.0", None, [1.0], True, 2, np.float32(1.0), np.int64(1)])
 def test_types_after_the_first_entry(later) -> None:
-    # Only the first entry of each ranking is type-checked in Python; Rust rejects
-    # anything that is not a number, with pytrec_eval's TypeError.
+    # Every entry is type-checked (by the Rust encoder) as pytrec_eval checks
+    # them: a float or an int (bool included), else pytrec_eval's TypeError.
     ev = rl.RelevanceEvaluator({"q": {"d": 1}}, {"num_ret"})
     run = {"q": {"d": 1.0, "e": later}}
     if isinstance(later, (int, float)):

@@ -76,7 +76,6 @@ from ranklens import _ranklens
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate as _evaluate
 from ranklens._names import Metric, parse_metric
-from ranklens.errors import RanklensInputError
 
 __all__ = [
     "RelevanceEvaluator",
@@ -229,21 +228,15 @@ def _int_arg(value: Any) -> int:
 
 
 def _check_scores(scores: dict[Any, Any]) -> None:
-    """pytrec_eval's checks: query ids ``str``, rankings ``dict``s, document ids ``str``,
-    scores ``float`` or ``int`` (or subclasses).
-
-    For speed, the document id and score types are checked on the first entry of each
-    query only; the Rust encoder then rejects any later id that is not a ``str`` or an
-    ``int`` and any score that is not a number (TypeError, as pytrec_eval), but lets an
-    ``int`` document id or a numpy / ``Decimal`` score through after the first entry.
-    """
+    """pytrec_eval's checks when nothing is scored: query ids ``str``, rankings
+    ``dict``s, document ids ``str``, scores ``float`` or ``int`` (or subclasses).
+    Otherwise the Rust encoder makes the same checks while encoding."""
     for qid, docs in scores.items():
         if not isinstance(qid, str) or not isinstance(docs, dict):
             raise TypeError(_BAD_SCORES)
         for doc, score in docs.items():
             if not isinstance(doc, str) or not isinstance(score, (float, int)):
                 raise TypeError(_BAD_SCORES)
-            break
 
 
 class RelevanceEvaluator:
@@ -396,27 +389,23 @@ class RelevanceEvaluator:
             return {}
         if not isinstance(scores, dict):
             raise TypeError("Argument object scores should be of type dictionary.")
-        _check_scores(scores)
         qindex = self._qindex
         qids = [q for q in scores if q in qindex]
-        if not qids or self._qrels is None:
-            return {}
-        if not self._metrics:  # only runid / relstring
-            return {q: dict.fromkeys(self._keys, 0.0) for q in qids}
-        if len(qids) < len(scores):
-            scores = {q: scores[q] for q in qids}
+        if not qids or self._qrels is None or not self._metrics:
+            _check_scores(scores)  # nothing to score: pytrec_eval still checks
+            if not qids or self._qrels is None:
+                return {}
+            return {q: dict.fromkeys(self._keys, 0.0) for q in qids}  # runid / relstring
         qrels = self._qrels
         if len(qids) * 8 < len(qindex):
             # A few queries against large qrels (e.g. one query per call): score
             # only those, not every judged query on an empty ranking.
             qrels = Qrels({q: qrels[q] for q in qids})
             qindex = {q: i for i, q in enumerate(qrels.query_ids)}
-        try:
-            run = Run(scores, score_precision="f32")
-        except RanklensInputError as e:
-            if "must be a" in str(e):  # an id or a score of the wrong type
-                raise TypeError(_BAD_SCORES) from e
-            raise  # NaN or infinite score
+        # Every entry type-checked by the encoder, as pytrec_eval checks them
+        # (TypeError); run-only queries are encoded too, and ignored.  A NaN or
+        # infinite score is a RanklensInputError (ValueError).
+        run = Run._from_arrays(_ranklens.encode_mapping(scores, "run", True, True))
         res = _evaluate(
             qrels,
             run,
