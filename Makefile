@@ -41,6 +41,7 @@ test: lint test-rust test-python
 bench: install
 	$(PY) -m pip install pytrec-eval-terrier ranx
 	$(PY) benches/run_bench.py --scales 10000,100000
+	$(PY) benches/bench_compat.py --queries 10000
 	cargo bench --bench kernels -- --quick
 
 clean:
