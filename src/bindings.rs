@@ -335,7 +335,6 @@ fn eval_setup(
         judged_only,
         max_docs,
         ties: eval::Ties::from_name(ties)?,
-        only_run_queries: false,
     };
     let specs = metrics
         .iter()

@@ -148,10 +148,6 @@ pub struct Options {
     pub max_docs: Option<usize>,
     /// Order of documents with equal scores.
     pub ties: Ties,
-    /// Score only the qrels queries present in the run, leaving the rows of the
-    /// others untouched (still reported in `run_index` as -1); for scoring a
-    /// run chunk by chunk (`stream.rs`).
-    pub only_run_queries: bool,
 }
 
 impl Options {
@@ -161,7 +157,6 @@ impl Options {
             judged_only: false,
             max_docs: None,
             ties: Ties::Trec,
-            only_run_queries: false,
         }
     }
 }
@@ -234,29 +229,12 @@ pub fn evaluate_into(
     opts: &Options,
     values: &mut [f64],
 ) -> Result<(Vec<i64>, Vec<i64>)> {
-    let level = opts.level;
     if values.len() != qrels.num_queries() * metrics.len() {
         return Err(Error::InvalidInput(
             "internal: the output holds one value per qrels query and metric".into(),
         ));
     }
-    if metrics.is_empty() {
-        return Err(Error::InvalidMetric("the metric list is empty".into()));
-    }
-    if opts.max_docs == Some(0) {
-        return Err(Error::InvalidInput("max_docs must be at least 1".into()));
-    }
-    if !level.is_finite() {
-        return Err(Error::InvalidInput("relevance_level must be finite".into()));
-    }
-    if opts.ties == Ties::Expected {
-        if let Some(m) = metrics.iter().find(|m| !expected::supported(m.family)) {
-            return Err(Error::InvalidMetric(format!(
-                "ties='expected' is not available for {}",
-                snake_case(&format!("{:?}", m.family))
-            )));
-        }
-    }
+    check(metrics, opts)?;
     let qmap = align(qrels.queries, run.queries);
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
@@ -279,13 +257,33 @@ pub fn evaluate_into(
         .par_chunks_mut(nm)
         .enumerate()
         .try_for_each_init(Scratch::default, |s, (qi, out)| {
-            if opts.only_run_queries && qmap[qi] == NONE {
-                return Ok(());
-            }
             let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
             score_query(s, qrels, run, qi, rq, &metrics, opts, out)
         })?;
     Ok((run_index, run_only))
+}
+
+/// The metrics and options are valid for scoring (checked before any work).
+pub fn check(metrics: &[MetricSpec], opts: &Options) -> Result<()> {
+    let level = opts.level;
+    if metrics.is_empty() {
+        return Err(Error::InvalidMetric("the metric list is empty".into()));
+    }
+    if opts.max_docs == Some(0) {
+        return Err(Error::InvalidInput("max_docs must be at least 1".into()));
+    }
+    if !level.is_finite() {
+        return Err(Error::InvalidInput("relevance_level must be finite".into()));
+    }
+    if opts.ties == Ties::Expected {
+        if let Some(m) = metrics.iter().find(|m| !expected::supported(m.family)) {
+            return Err(Error::InvalidMetric(format!(
+                "ties='expected' is not available for {}",
+                snake_case(&format!("{:?}", m.family))
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The metrics as scored against `qrels`: err's automatic `gmax` (the largest
@@ -296,22 +294,24 @@ pub fn resolve(metrics: &[MetricSpec], qrels: &Side<'_>) -> Vec<MetricSpec> {
 }
 
 /// Score only the given `(qrels query, run query)` pairs, in parallel: row `i`
-/// of the result (`metrics.len()` values) is pair `i`.  For scoring a run chunk
-/// by chunk (`stream.rs`) in time proportional to the chunk, not to the qrels.
-/// `metrics` must come from [`resolve`] on the same qrels; the checks of
-/// [`evaluate_into`] are the caller's (`stream.rs` runs it once first).
+/// of the result (`metrics.len()` values) is pair `i`; a run query of `None`
+/// is an empty ranking (missing from the run).  For scoring a run chunk by
+/// chunk (`stream.rs`) in time proportional to the chunk, not to the qrels.
+/// `metrics` must come from [`resolve`] on the same qrels (which scans every
+/// label: done once, not per chunk).
 pub fn evaluate_pairs(
     qrels: &Side<'_>,
     run: &Side<'_>,
     metrics: &[MetricSpec],
     opts: &Options,
-    pairs: &[(usize, usize)],
+    pairs: &[(usize, Option<usize>)],
 ) -> Result<Vec<f64>> {
-    let nm = metrics.len().max(1);
-    let mut values = vec![0.0; pairs.len() * metrics.len()];
+    check(metrics, opts)?;
+    let nm = metrics.len();
+    let mut values = vec![0.0; pairs.len() * nm];
     if pairs
         .iter()
-        .any(|&(q, r)| q >= qrels.num_queries() || r >= run.num_queries())
+        .any(|&(q, r)| q >= qrels.num_queries() || r.is_some_and(|r| r >= run.num_queries()))
     {
         return Err(Error::InvalidInput(
             "internal: a query pair is out of range".into(),
@@ -321,7 +321,7 @@ pub fn evaluate_pairs(
         .par_chunks_mut(nm)
         .zip(pairs.par_iter())
         .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
-            score_query(s, qrels, run, qi, Some(rq), metrics, opts, out)
+            score_query(s, qrels, run, qi, rq, metrics, opts, out)
         })?;
     Ok(values)
 }

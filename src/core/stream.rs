@@ -24,12 +24,11 @@
 //! matrix (qrels queries x metrics x 8 bytes) and the ids of the queries seen
 //! so far (to detect a query that comes back).
 
-use crate::core::encode::Encoded;
+use crate::core::encode::{Builder, Kind};
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, Options, Side};
 use crate::core::metrics::MetricSpec;
 use crate::core::trec;
-use crate::core::vocab::Vocab;
 
 /// The result of [`evaluate_run_file`].
 #[derive(Debug, Clone, PartialEq)]
@@ -63,33 +62,24 @@ pub fn evaluate_run_file(
     if chunk_rows == 0 {
         return Err(Error::InvalidInput("chunk_rows must be at least 1".into()));
     }
-    let opts = Options {
-        only_run_queries: true,
-        ..*opts
-    };
+    // Check the metrics and options before reading.
+    eval::check(metrics, opts)?;
     let nq = qrels.num_queries();
-    let mut values = vec![0.0; nq * metrics.len()];
-    // Check the metrics and options before reading: an empty run scores nothing.
-    let empty = Encoded {
-        queries: crate::core::vocab::OwnedVocab {
-            bytes: Vec::new(),
-            offsets: vec![0],
-        },
-        docs: crate::core::vocab::OwnedVocab {
-            bytes: Vec::new(),
-            offsets: vec![0],
-        },
-        offsets: vec![0],
-        ..Encoded::default()
-    };
-    eval::evaluate_into(qrels, &Side::of(&empty)?, metrics, &opts, &mut values)?;
-
+    let nm = metrics.len();
+    let mut values = vec![0.0; nq * nm];
     let mut present = vec![false; nq];
     let mut run_only: Vec<Vec<u8>> = Vec::new();
     let mut chunks = 0usize;
     let resolved = eval::resolve(metrics, qrels);
-    let nm = metrics.len();
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut pairs: Vec<(usize, Option<usize>)> = Vec::new();
+    // Score `pairs` and write each row into its qrels query's row of `values`.
+    let score = |values: &mut [f64], run: &Side<'_>, pairs: &[(usize, Option<usize>)]| {
+        let scored = eval::evaluate_pairs(qrels, run, &resolved, opts, pairs)?;
+        for (&(qi, _), row) in pairs.iter().zip(scored.chunks_exact(nm)) {
+            values[qi * nm..(qi + 1) * nm].copy_from_slice(row);
+        }
+        Ok::<(), Error>(())
+    };
     let (tag, _) = trec::for_each_run_chunk(path, round_f32, chunk_rows, |chunk| {
         chunks += 1;
         let run = Side::of(&chunk)?;
@@ -98,40 +88,24 @@ pub fn evaluate_run_file(
         pairs.clear();
         for rq in 0..run.num_queries() {
             let id = run.queries.get(rq);
-            match find(qrels.queries, id) {
-                Some(qi) => pairs.push((qi, rq)),
+            match qrels.queries.position(id) {
+                Some(qi) => {
+                    present[qi] = true;
+                    pairs.push((qi, Some(rq)));
+                }
                 None => run_only.push(id.to_vec()),
             }
         }
-        let scored = eval::evaluate_pairs(qrels, &run, &resolved, &opts, &pairs)?;
-        for (&(qi, _), row) in pairs.iter().zip(scored.chunks_exact(nm.max(1))) {
-            present[qi] = true;
-            values[qi * nm..(qi + 1) * nm].copy_from_slice(row);
-        }
-        Ok(())
+        score(&mut values, &run, &pairs)
     })?;
 
     // Queries missing from the run: an empty ranking each, as `evaluate` does.
     let missing: Vec<i64> = (0..nq).filter(|&i| !present[i]).map(|i| i as i64).collect();
     if !missing.is_empty() {
-        let mut bytes = Vec::new();
-        let mut offsets = vec![0i64];
-        for &i in &missing {
-            bytes.extend_from_slice(qrels.queries.get(i as usize));
-            offsets.push(bytes.len() as i64);
-        }
-        let docs_offsets = [0i64];
-        let row_offsets = vec![0i64; missing.len() + 1];
-        // Qrels order is byte order, so these ids are sorted as a vocabulary must be.
-        let run = Side::new(
-            Vocab::new(&bytes, &offsets)?,
-            Vocab::new(&[], &docs_offsets)?,
-            &row_offsets,
-            &[],
-            &[],
-            &[],
-        )?;
-        eval::evaluate_into(qrels, &run, metrics, &opts, &mut values)?;
+        let no_rows = Builder::new(Kind::Run, round_f32).finish()?;
+        let empty: Vec<(usize, Option<usize>)> =
+            missing.iter().map(|&i| (i as usize, None)).collect();
+        score(&mut values, &Side::of(&no_rows)?, &empty)?;
     }
     // Byte order, as the run's sorted query vocabulary would list them.
     run_only.sort_unstable();
@@ -144,24 +118,10 @@ pub fn evaluate_run_file(
     })
 }
 
-/// The id of `key` in the sorted vocabulary `v`.
-fn find(v: Vocab<'_>, key: &[u8]) -> Option<usize> {
-    let (mut lo, mut hi) = (0usize, v.len());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match v.get(mid).cmp(key) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Some(mid),
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::encode::Kind;
+    use crate::core::encode::Encoded;
     use std::io::Write;
     use std::path::PathBuf;
 

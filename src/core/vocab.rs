@@ -61,6 +61,20 @@ impl<'a> Vocab<'a> {
             _ => &[],
         }
     }
+
+    /// The id of `key`, by binary search (the vocabulary is sorted by bytes).
+    pub fn position(&self, key: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.get(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
 }
 
 /// An owned vocabulary, sorted by bytes, as handed to numpy.
