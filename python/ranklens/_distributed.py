@@ -35,7 +35,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 import numpy as np
@@ -53,6 +53,7 @@ __all__ = [
     "Columns",
     "Plan",
     "SharedQrels",
+    "check_call",
     "combine",
     "make_plan",
     "max_label_of",
@@ -508,6 +509,36 @@ def _strings(pa: Any, column: Any) -> Any:
     Arrow-backed columns)."""
     arr = pa.array(column, type=pa.large_string(), from_pandas=True)
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def check_call(
+    metrics: MetricsArg,
+    columns: Columns,
+    *,
+    relevance_level: float,
+    judged_only: bool,
+    max_docs: int | None,
+    ties: str,
+    threads: int | None,
+    score_precision: str,
+) -> tuple[Columns, dict[str, Any]]:
+    """What both engines check before any work: ``ties="input"`` needs a
+    position column (kept only then), the column names, the metrics and the
+    options.  Returns the columns to use and the options for :func:`make_plan`."""
+    if ties == "input" and columns.position is None:
+        raise RanklensInputError(_TIES_INPUT)
+    if ties != "input":
+        columns = replace(columns, position=None)
+    options: dict[str, Any] = dict(
+        relevance_level=relevance_level,
+        judged_only=judged_only,
+        max_docs=max_docs,
+        ties=ties,
+        threads=threads,
+        score_precision=score_precision,
+    )
+    make_plan(metrics, max_label=0.0, **options)  # bad options fail before any job
+    return columns.check(), options
 
 
 def check_npartitions(npartitions: Any) -> int | None:

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from ranklens._distributed import (
-    _TIES_INPUT,
     Columns,
     MetricsArg,
     Plan,
     SharedQrels,
     as_qrels_object,
     check_broadcast_limit,
+    check_call,
     check_npartitions,
     combine,
     empty_output,
@@ -115,10 +115,9 @@ def evaluate(
 
     if not isinstance(run, dd.DataFrame):
         raise RanklensInputError(f"run must be a dask DataFrame, got {type(run).__name__}")
-    if ties == "input" and position is None:
-        raise RanklensInputError(_TIES_INPUT)
-    cols = Columns(query, doc, score, label, position if ties == "input" else None).check()
-    options = dict(
+    cols, options = check_call(
+        metrics,
+        Columns(query, doc, score, label, position),
         relevance_level=relevance_level,
         judged_only=judged_only,
         max_docs=max_docs,
@@ -126,7 +125,6 @@ def evaluate(
         threads=threads,
         score_precision=score_precision,
     )
-    make_plan(metrics, max_label=0.0, **options)  # bad options fail before any computation
     n = check_npartitions(npartitions) or run.npartitions
     limit = check_broadcast_limit(broadcast_limit)
     _check_dtypes(run, cols.run_columns(), "run", cols)

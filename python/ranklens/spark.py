@@ -29,7 +29,6 @@ from typing import Any
 
 from ranklens import errors
 from ranklens._distributed import (
-    _TIES_INPUT,
     QUERY,
     STATUS,
     Columns,
@@ -38,6 +37,7 @@ from ranklens._distributed import (
     SharedQrels,
     as_qrels_object,
     check_broadcast_limit,
+    check_call,
     check_npartitions,
     combine,
     empty_output,
@@ -114,10 +114,9 @@ def evaluate(
     """
     if not isinstance(run, DataFrame):
         raise RanklensInputError(f"run must be a pyspark DataFrame, got {type(run).__name__}")
-    if ties == "input" and position is None:
-        raise RanklensInputError(_TIES_INPUT)
-    cols = Columns(query, doc, score, label, position if ties == "input" else None).check()
-    options = dict(
+    cols, options = check_call(
+        metrics,
+        Columns(query, doc, score, label, position),
         relevance_level=relevance_level,
         judged_only=judged_only,
         max_docs=max_docs,
@@ -125,7 +124,6 @@ def evaluate(
         threads=threads,
         score_precision=score_precision,
     )
-    make_plan(metrics, max_label=0.0, **options)  # bad options fail before any job
     spark = run.sparkSession
     n = check_npartitions(npartitions) or int(spark.conf.get("spark.sql.shuffle.partitions"))
     limit = check_broadcast_limit(broadcast_limit)
