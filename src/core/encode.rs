@@ -320,18 +320,23 @@ impl Builder {
             })
             .collect();
         drop(blocks);
+        // Rows and blocks per query (neither depends on the blocks' order).
+        let mut offsets = vec![0i64; nq + 1];
+        let mut span_at = vec![0usize; nq + 1];
+        for &(q, a, b) in &spans {
+            offsets[q as usize + 1] += (b - a) as i64;
+            span_at[q as usize + 1] += 1;
+        }
+        for i in 0..nq {
+            offsets[i + 1] += offsets[i];
+            span_at[i + 1] += span_at[i];
+        }
         // By query, input order within a query: a counting sort (stable, and
-        // blocks are already in input order), linear where `sort_unstable` on
-        // the triples took ~1 s single-threaded for 10M one-row blocks
-        // (scattered input).
+        // blocks are already in input order) into the slots `span_at` gives,
+        // linear where `sort_unstable` on the triples took ~1 s single-threaded
+        // for 10M one-row blocks (scattered input).
         if spans.windows(2).any(|w| w[0].0 > w[1].0) {
-            let mut next = vec![0usize; nq + 1];
-            for sp in &spans {
-                next[sp.0 as usize + 1] += 1;
-            }
-            for i in 0..nq {
-                next[i + 1] += next[i];
-            }
+            let mut next = span_at.clone();
             let mut sorted = vec![(0u32, 0u32, 0u32); spans.len()];
             for sp in spans {
                 let slot = &mut next[sp.0 as usize];
@@ -343,16 +348,6 @@ impl Builder {
         // Blocks are never empty and tile the input: still in input order after
         // the sort means that grouping moves no row (input sorted by query).
         let in_order = spans.windows(2).all(|w| w[0].1 < w[1].1);
-        let mut offsets = vec![0i64; nq + 1];
-        let mut span_at = vec![0usize; nq + 1];
-        for &(q, a, b) in &spans {
-            offsets[q as usize + 1] += (b - a) as i64;
-            span_at[q as usize + 1] += 1;
-        }
-        for i in 0..nq {
-            offsets[i + 1] += offsets[i];
-            span_at[i + 1] += span_at[i];
-        }
         // Values grouped by query: one copy (in parallel, a block at a time),
         // made before the other arrays exist so that the peak stays at the
         // final size.
