@@ -403,6 +403,52 @@ fn decode_vocab<'py>(
         .collect())
 }
 
+/// `{row key: {column key: value}}` from a `rows x columns` array: the nested
+/// dicts of the pytrec_eval drop-in.  The column keys are the caller's `str`
+/// objects, shared by every row (their hashes are computed once); built here
+/// rather than by `dict(zip(keys, row))` over `tolist()` rows, which took twice
+/// as long for ~100 measures a query (no intermediate lists, no tuples).
+#[pyfunction]
+fn nested_dict<'py>(
+    py: Python<'py>,
+    rows: Vec<Bound<'py, PyAny>>,
+    columns: Vec<Bound<'py, PyAny>>,
+    values: numpy::PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let shape = values.as_array().shape().to_vec();
+    if shape != [rows.len(), columns.len()] {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "values has shape {shape:?}, expected ({}, {})",
+            rows.len(),
+            columns.len()
+        )));
+    }
+    let flat = values.as_slice().map_err(non_contiguous)?;
+    let out = PyDict::new(py);
+    if columns.is_empty() {
+        for row in &rows {
+            out.set_item(row, PyDict::new(py))?;
+        }
+        return Ok(out);
+    }
+    // Each row's dict starts as a copy of the previous one (same keys, same
+    // order), whose values are then replaced: no table growth and rehashing
+    // on the way to ~100 keys (~30% faster than inserting into a new dict).
+    let mut prev: Option<Bound<'py, PyDict>> = None;
+    for (row, vals) in rows.iter().zip(flat.chunks_exact(columns.len())) {
+        let inner = match &prev {
+            Some(p) => p.copy()?,
+            None => PyDict::new(py),
+        };
+        for (key, &v) in columns.iter().zip(vals) {
+            inner.set_item(key, PyFloat::new(py, v))?;
+        }
+        out.set_item(row, &inner)?;
+        prev = Some(inner);
+    }
+    Ok(out)
+}
+
 /// (p-values, CI lows, CI highs) of `stats_resample`.
 type ResampleArrays<'py> = (
     Bound<'py, PyArray1<f64>>,
@@ -1201,6 +1247,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_groups, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(decode_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(nested_dict, m)?)?;
     m.add_function(wrap_pyfunction!(read_trec, m)?)?;
     m.add_function(wrap_pyfunction!(write_trec, m)?)?;
     m.add_function(wrap_pyfunction!(stats_resample, m)?)?;

@@ -450,3 +450,23 @@ def test_aggregates_of_per_query_values_match() -> None:
         want = pt.compute_aggregated_measure(key, [v[key] for v in theirs.values()])
         got = rl.compute_aggregated_measure(key, [v[key] for v in ours.values()])
         assert math.isclose(got, want, rel_tol=1e-12, abs_tol=TOL), key
+
+
+def test_nested_dict_builder() -> None:
+    # The native builder of the drop-in's {query: {measure: value}} results.
+    from ranklens import _ranklens
+
+    values = np.array([[0.5, 1.0, 2.0], [3.0, -1.0, 0.0]])
+    got = _ranklens.nested_dict(["q2", "q1"], ["b", "a", "c"], values)
+    assert got == {"q2": {"b": 0.5, "a": 1.0, "c": 2.0}, "q1": {"b": 3.0, "a": -1.0, "c": 0.0}}
+    assert [list(d) for d in got.values()] == [["b", "a", "c"], ["b", "a", "c"]]
+    assert list(got) == ["q2", "q1"]
+    got["q2"]["b"] = 9.0  # rows are independent dicts, not one shared object
+    assert got["q1"]["b"] == 3.0
+    assert all(type(v) is float for d in got.values() for v in d.values())
+    assert _ranklens.nested_dict(["q"], [], np.zeros((1, 0))) == {"q": {}}
+    assert _ranklens.nested_dict([], ["a"], np.zeros((0, 1))) == {}
+    with pytest.raises(ValueError, match="shape"):
+        _ranklens.nested_dict(["q"], ["a", "b"], np.zeros((1, 3)))
+    with pytest.raises(TypeError, match="non-contiguous"):
+        _ranklens.nested_dict(["q", "r"], ["a"], np.zeros((2, 2))[:, :1])

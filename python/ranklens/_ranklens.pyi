@@ -30,6 +30,9 @@ def evaluate(
     ties: str = "trec",
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...
+def nested_dict(
+    rows: list[str], columns: list[str], values: npt.NDArray[np.float64]
+) -> dict[str, dict[str, float]]: ...
 def stats_resample(
     diffs: npt.NDArray[np.float64],
     test: str,

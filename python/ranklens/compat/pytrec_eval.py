@@ -429,5 +429,4 @@ class RelevanceEvaluator:
                 for c in reversed(cols[:-1]):
                     total += values[:, c]
                 out[:, j] = total / len(cols)
-        keys = self._keys
-        return {q: dict(zip(keys, row)) for q, row in zip(qids, out.tolist())}
+        return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(out))
