@@ -26,7 +26,7 @@ def evaluate_files(
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
-    chunk_rows: int = 1_000_000,
+    chunk_rows: int = 100_000,
     threads: int | None = None,
     score_precision: str = "f64",
 ) -> Results:
@@ -82,7 +82,7 @@ def _evaluate_files(
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
-    chunk_rows: int = 1_000_000,
+    chunk_rows: int = 100_000,
     threads: int | None = None,
     score_precision: str = "f64",
 ) -> tuple[Results, str | None]:

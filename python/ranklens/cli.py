@@ -77,9 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--chunk-rows",
         type=int,
-        default=1_000_000,
+        default=100_000,
         metavar="N",
-        help="with --stream: rows per chunk, at least (default 1000000)",
+        help="with --stream: rows per chunk, at least (default 100000)",
     )
     return p
 

@@ -63,8 +63,16 @@
 //! from the bytes by `fast-float2`.  gzip input is recognised by its magic bytes
 //! (`1f 8b`), whatever the file name; concatenated members are read.
 //! [`for_each_run_chunk`] reads a run grouped by query in chunks of whole
-//! queries instead (scoring a run larger than memory: `stream.rs`), line by
-//! line on one thread (the same field and value rules, `parse_line`).
+//! queries instead (scoring a run larger than memory: `stream.rs`), with the
+//! same blocks parsed in parallel: the merging step cuts a chunk once it holds
+//! enough rows and a new query starts, and hands it to the caller (who scores
+//! it, on the pool, while the next blocks are parsed).  It was line by line on
+//! one thread: 2.0 s to score the benchmark run with 1M-row chunks, now 1.15 s,
+//! and 0.9 s with 100k-row chunks (the default of `evaluate_files` since): a
+//! 1M-row chunk's arrays (~40 MB) are above glibc's largest `mmap` threshold,
+//! so each chunk was mapped, faulted in page by page and unmapped again (sys
+//! time 0.38 s against 0.20 s); below it the heap reuses the memory.  Smaller
+//! chunks (30k, 10k rows) cost more in per-chunk work than they save.
 //!
 //! Measured on the 10M-line benchmark run (646 MiB, 2 cores; `bench_read`,
 //! `bench_parse_only`): the single-threaded reader took ~1.1 s to parse and
@@ -188,43 +196,53 @@ pub fn for_each_run_chunk(
     path: &str,
     round_f32: bool,
     chunk_rows: usize,
-    mut on_chunk: impl FnMut(Encoded) -> Result<()>,
+    mut on_chunk: impl FnMut(Encoded) -> Result<()> + Send,
 ) -> Result<(Option<String>, Option<String>)> {
-    let mut go = |r: Box<dyn Read + Send + '_>, file: &str| {
-        let mut p = Parser::new(file, Kind::Run, round_f32);
-        p.chunks = Some(Chunks {
-            min_rows: chunk_rows.max(1) as u64,
-            start_row: 0,
-            done: hashbrown::HashMap::new(),
-            block_line: 0,
-            ready: None,
-        });
-        let dup = |e: Error| match e {
-            Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
-            e => e,
-        };
-        for_each_line(r, file, |line| {
-            p.line(line)?;
-            if let Some(rows) = p.chunks.as_mut().and_then(|c| c.ready.take()) {
-                on_chunk(rows.finish().map_err(dup)?)?;
-            }
-            Ok(true)
-        })?;
-        if p.rows > p.chunks.as_ref().map_or(0, |c| c.start_row) {
-            let b = std::mem::replace(&mut p.b, new_builder(Kind::Run, round_f32));
-            on_chunk(b.finish().map_err(dup)?)?;
-        }
-        Ok((
-            p.first_tag.as_ref().map(|t| show(t)),
-            p.first_tag.as_ref().map(|_| show(&p.last_tag)),
-        ))
-    };
     if path == "-" {
-        let stdin = io::stdin();
-        go(maybe_gunzip(stdin, STDIN_NAME)?, STDIN_NAME)
+        run_chunks(
+            io::stdin(),
+            STDIN_NAME,
+            round_f32,
+            chunk_rows,
+            PAR_BLOCK,
+            &mut on_chunk,
+        )
     } else {
-        go(maybe_gunzip(open(path)?, path)?, path)
+        run_chunks(
+            open(path)?,
+            path,
+            round_f32,
+            chunk_rows,
+            PAR_BLOCK,
+            &mut on_chunk,
+        )
     }
+}
+
+/// [`for_each_run_chunk`] from a reader, with blocks of `block` bytes: the
+/// parallel reader of [`parse_any`], whose merging cuts the rows into chunks.
+fn run_chunks(
+    r: impl Read + Send,
+    file: &str,
+    round_f32: bool,
+    chunk_rows: usize,
+    block: usize,
+    on_chunk: &mut (dyn FnMut(Encoded) -> Result<()> + Send),
+) -> Result<(Option<String>, Option<String>)> {
+    let chunker = Chunker {
+        min_rows: chunk_rows.max(1),
+        done: hashbrown::HashMap::new(),
+        open_line: 0,
+        on_chunk,
+    };
+    let mut m = parse_blocks(r, file, Kind::Run, round_f32, block, Some(chunker))?;
+    if !m.b.is_empty() {
+        m.cut()?;
+    }
+    Ok((
+        m.first_tag.as_ref().map(|t| show(t)),
+        m.first_tag.as_ref().map(|_| show(&m.last_tag)),
+    ))
 }
 
 /// Rows to write, borrowed: the layout of [`Encoded`] (what the bindings hold
@@ -459,23 +477,26 @@ fn parse_any(
     round_f32: bool,
     block: usize,
 ) -> Result<TrecFile> {
-    parse_blocks(r, file, kind, round_f32, block)?.finish()
+    parse_blocks(r, file, kind, round_f32, block, None)?.finish()
 }
 
-/// [`parse_any`] up to the builder's `finish`.
-fn parse_blocks<'f>(
+/// [`parse_any`] up to the builder's `finish`; with `chunks`, the rows are
+/// handed out in chunks of whole queries as they are merged.
+fn parse_blocks<'f, 'c>(
     r: impl Read + Send,
     file: &'f str,
     kind: Kind,
     round_f32: bool,
     block: usize,
-) -> Result<Merger<'f>> {
+    chunks: Option<Chunker<'c>>,
+) -> Result<Merger<'f, 'c>> {
     let r = maybe_gunzip(r, file)?;
     // Blocks parsed per step: two per thread, so that the step's last block
     // leaves little idle time, and memory in flight stays small (see the
     // module doc: the allocator keeps it after the load).
     let batch = 2 * rayon::current_num_threads().max(1);
     let mut merger = Merger::new(file, kind, round_f32);
+    merger.chunks = chunks;
     std::thread::scope(|s| -> Result<()> {
         let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>>>(batch);
         let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -723,9 +744,13 @@ fn reset_table(t: &mut HashTable<u32>) {
 /// Appends parsed blocks, in file order, to the [`Builder`]: turns block line
 /// numbers into file line numbers and checks the documents of a query whose
 /// lines cross a block boundary (each block checked its own).
-struct Merger<'f> {
+struct Merger<'f, 'c> {
     file: &'f str,
     b: Builder,
+    kind: Kind,
+    round_f32: bool,
+    /// Reading in chunks ([`for_each_run_chunk`]); `None` reads the file whole.
+    chunks: Option<Chunker<'c>>,
     /// Lines in the blocks merged so far.
     lines: u64,
     first_tag: Option<Vec<u8>>,
@@ -742,11 +767,24 @@ struct Merger<'f> {
     hasher: DefaultHashBuilder,
 }
 
-impl<'f> Merger<'f> {
+/// The state of a chunked read (see [`for_each_run_chunk`]).
+struct Chunker<'c> {
+    min_rows: usize,
+    /// Every query whose lines have ended, with the line they started on.
+    done: hashbrown::HashMap<Vec<u8>, u64>,
+    /// The line the open query's lines started on.
+    open_line: u64,
+    on_chunk: &'c mut (dyn FnMut(Encoded) -> Result<()> + Send),
+}
+
+impl<'f, 'c> Merger<'f, 'c> {
     fn new(file: &'f str, kind: Kind, round_f32: bool) -> Self {
         Merger {
             file,
             b: new_builder(kind, round_f32),
+            kind,
+            round_f32,
+            chunks: None,
             lines: 0,
             first_tag: None,
             last_tag: Vec::new(),
@@ -773,6 +811,9 @@ impl<'f> Merger<'f> {
             let q = match cont {
                 Some(q) => q,
                 None => {
+                    if self.chunks.is_some() {
+                        self.next_query(qid, self.lines + p.line_of[r0] as u64)?;
+                    }
                     let q = self.b.query(qid)?;
                     self.open_q = Some(q);
                     self.open_qid.clear();
@@ -818,6 +859,51 @@ impl<'f> Merger<'f> {
         }
         self.lines += p.lines;
         Ok(())
+    }
+
+    /// Chunked read: the lines of query `qid` start on `line`.  The open query
+    /// has ended: a query seen before is an error; the chunk is handed out if
+    /// it is full.
+    #[cold]
+    fn next_query(&mut self, qid: &[u8], line: u64) -> Result<()> {
+        let Some(c) = self.chunks.as_mut() else {
+            return Ok(());
+        };
+        if let Some(&first) = c.done.get(qid) {
+            return Err(Error::Parse {
+                file: self.file.to_string(),
+                line,
+                msg: format!(
+                    "query {} appears again after other queries (its lines started on line \
+                     {first}): the run file is not grouped by query, so it cannot be scored \
+                     chunk by chunk; use evaluate(Run.from_trec(...)), which reads it whole",
+                    quote(qid)
+                ),
+            });
+        }
+        if self.open_q.is_some() {
+            c.done.insert(self.open_qid.clone(), c.open_line);
+        }
+        c.open_line = line;
+        if self.b.len() >= c.min_rows {
+            self.cut()?;
+        }
+        Ok(())
+    }
+
+    /// Chunked read: encode the rows merged so far and hand them out.
+    fn cut(&mut self) -> Result<()> {
+        let full = std::mem::replace(&mut self.b, new_builder(self.kind, self.round_f32));
+        let encoded = full.finish().map_err(|e| match e {
+            // Not expected: every query of a chunk was checked as it was merged.
+            Error::DuplicateDocument { query, doc } => dup_error(self.file, 0, &query, &doc, None),
+            e => e,
+        })?;
+        self.open_q = None;
+        match self.chunks.as_mut() {
+            Some(c) => (c.on_chunk)(encoded),
+            None => Ok(()),
+        }
     }
 
     /// The open query's rows `new..` continue it from an earlier block: check
@@ -871,8 +957,8 @@ fn new_builder(kind: Kind, round_f32: bool) -> Builder {
     b
 }
 
-/// The sequential reader (line by line into the builder): what
-/// [`for_each_run_chunk`] does, whole; the tests compare it with [`parse_any`].
+/// The sequential reader (line by line into the builder); the tests compare
+/// it with [`parse_any`].
 #[cfg(test)]
 fn parse_sequential(
     r: impl Read + Send,
@@ -918,6 +1004,7 @@ type Row<'a> = (&'a [u8], &'a [u8], f64, &'a [u8]);
 /// has: exact for qrels; for runs, exact below 6 and at least 6 otherwise.
 type Split<'a> = ([&'a [u8]; 6], usize);
 
+#[cfg(test)]
 /// One line: `None` for a blank or comment line, else (qid, doc, value, tag;
 /// the tag is empty for qrels); `Err` is the message for a malformed line.
 #[inline]
@@ -1042,12 +1129,14 @@ fn split_bits<'a>(raw: &'a [u8], bits: &[u64], pos: usize, end: usize) -> Option
 
 /// The documents of the current block of consecutive lines of one query, with
 /// the line each was first seen on.  Exact (compares bytes), and small.
+#[cfg(test)]
 struct BlockSet {
     arena: Vec<u8>,
     table: HashTable<(usize, usize, u64)>,
     hasher: DefaultHashBuilder,
 }
 
+#[cfg(test)]
 impl BlockSet {
     fn new() -> Self {
         BlockSet {
@@ -1088,6 +1177,9 @@ impl BlockSet {
     }
 }
 
+/// The sequential reader, line by line into the builder: the reference the
+/// tests compare the parallel reader with (and a profiling baseline).
+#[cfg(test)]
 struct Parser<'f> {
     file: &'f str,
     kind: Kind,
@@ -1096,44 +1188,21 @@ struct Parser<'f> {
     /// The current block's query (bytes and id), to skip the lookup.
     cur_q: Vec<u8>,
     cur_id: Option<u32>,
-    /// Distinct queries so far (ids are dense, in first-seen order).
-    nq: u32,
     seen: BlockSet,
     first_tag: Option<Vec<u8>>,
     last_tag: Vec<u8>,
-    round_f32: bool,
-    /// Rows read so far.
-    rows: u64,
-    /// Reading in chunks ([`for_each_run_chunk`]); `None` reads the file whole.
-    chunks: Option<Chunks>,
 }
 
-/// The state of a chunked read: see [`for_each_run_chunk`].
-struct Chunks {
-    min_rows: u64,
-    /// `Parser::rows` when the current chunk started.
-    start_row: u64,
-    /// Every query whose block of lines has ended, with the line it started on.
-    done: hashbrown::HashMap<Vec<u8>, u64>,
-    /// The line the current query's block started on.
-    block_line: u64,
-    /// A full chunk, to hand out before the next line.
-    ready: Option<Builder>,
-}
-
+#[cfg(test)]
 impl<'f> Parser<'f> {
     fn new(file: &'f str, kind: Kind, round_f32: bool) -> Self {
         Parser {
-            round_f32,
-            rows: 0,
-            chunks: None,
             file,
             kind,
             b: new_builder(kind, round_f32),
             line_no: 0,
             cur_q: Vec::new(),
             cur_id: None,
-            nq: 0,
             seen: BlockSet::new(),
             first_tag: None,
             last_tag: Vec::new(),
@@ -1148,7 +1217,6 @@ impl<'f> Parser<'f> {
         }
     }
 
-    #[inline]
     fn line(&mut self, line: &[u8]) -> Result<()> {
         self.line_no += 1;
         let (qid, doc, value, tag) = match parse_line(line, self.kind) {
@@ -1168,13 +1236,7 @@ impl<'f> Parser<'f> {
         let q = match self.cur_id {
             Some(q) if self.cur_q == qid => q,
             _ => {
-                if self.chunks.is_some() {
-                    self.chunk_block(qid)?;
-                }
                 let q = self.b.query(qid)?;
-                if q == self.nq {
-                    self.nq += 1;
-                }
                 self.seen.reset();
                 self.cur_q.clear();
                 self.cur_q.extend_from_slice(qid);
@@ -1191,38 +1253,7 @@ impl<'f> Parser<'f> {
                 Some(first),
             ));
         }
-        self.rows += 1;
         self.b.row(q, doc, value)
-    }
-
-    /// Chunked read, a block of query `qid` starts: check that the query has
-    /// not been seen before, and close the chunk if it is full.
-    #[cold]
-    fn chunk_block(&mut self, qid: &[u8]) -> Result<()> {
-        let Some(c) = self.chunks.as_mut() else {
-            return Ok(());
-        };
-        if let Some(&first) = c.done.get(qid) {
-            return Err(self.err(format!(
-                "query {} appears again after other queries (its lines started on line \
-                 {first}): the run file is not grouped by query, so it cannot be scored \
-                 chunk by chunk; use evaluate(Run.from_trec(...)), which reads it whole",
-                quote(qid)
-            )));
-        }
-        if self.cur_id.is_some() {
-            let start = c.block_line;
-            c.done.insert(self.cur_q.clone(), start);
-        }
-        c.block_line = self.line_no;
-        if self.rows - c.start_row >= c.min_rows {
-            let full = std::mem::replace(&mut self.b, new_builder(self.kind, self.round_f32));
-            c.ready = Some(full);
-            c.start_row = self.rows;
-            self.nq = 0;
-            self.cur_id = None;
-        }
-        Ok(())
     }
 }
 
@@ -1887,6 +1918,102 @@ mod tests {
             proptest::prop_assert_eq!(parse_par(text.as_bytes(), kind, block), want);
         }
 
+        /// The chunked reader gives, chunk by chunk, what a sequential model
+        /// gives: queries cut into chunks once `chunk_rows` rows are held,
+        /// each chunk encoded as the builder encodes its rows, the same tags;
+        /// or the first error in file order (bad line, document listed twice,
+        /// a query that comes back), with its line.  Any block size.
+        #[test]
+        fn chunks_equal_sequential_model(
+            lines in proptest::collection::vec((0u8..12, 0u8..4, 0u8..6, 0u8..5), 0..40),
+            block in 1usize..200,
+            chunk_rows in 1usize..12,
+        ) {
+            let mut text = String::new();
+            for (i, &(what, q, d, v)) in lines.iter().enumerate() {
+                let line = match what {
+                    0 => "# comment".to_string(),
+                    1 => "  ".to_string(),
+                    2 if i % 7 == 0 => format!("q{q} Q0 d{d} 1 nope t"),
+                    // Mostly the query of the line before: grouped runs.
+                    3..=8 if i > 0 => {
+                        let q = lines[..i].iter().rev().find(|l| l.0 > 2).map_or(q, |l| l.1);
+                        format!("q{q} Q0 d{d} 1 {} t{i}", v as f64 / 2.0)
+                    }
+                    _ => format!("q{q}\tQ0\td{d}\t1\t{}\tt{i}", v as f64 / 2.0),
+                };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            // The model.
+            let model = || -> Result<(Vec<Encoded>, Option<String>, Option<String>)> {
+                let mut out = Vec::new();
+                let mut b = new_builder(Kind::Run, false);
+                let (mut first_tag, mut last_tag) = (None, None);
+                let mut done: std::collections::HashMap<Vec<u8>, u64> = Default::default();
+                // The open query: id, first line, its documents' lines.
+                type Open = (Vec<u8>, u64, std::collections::HashMap<Vec<u8>, u64>);
+                let mut open: Option<Open> = None;
+                let (mut q, mut rows) = (0u32, 0usize);
+                for (i, line) in text.lines().enumerate() {
+                    let line_no = i as u64 + 1;
+                    let perr = |msg: String| Error::Parse { file: "mem.txt".into(), line: line_no, msg };
+                    let Some((qid, doc, v, tag)) = parse_line(line.as_bytes(), Kind::Run).map_err(perr)? else {
+                        continue;
+                    };
+                    if open.as_ref().map(|o| o.0.as_slice()) != Some(qid) {
+                        if let Some(&first) = done.get(qid) {
+                            return Err(perr(format!("appears again; first {first}")));
+                        }
+                        if let Some((oq, ol, _)) = open.take() {
+                            done.insert(oq, ol);
+                        }
+                        if rows >= chunk_rows {
+                            out.push(std::mem::replace(&mut b, new_builder(Kind::Run, false)).finish()?);
+                            rows = 0;
+                        }
+                        q = b.query(qid)?;
+                        open = Some((qid.to_vec(), line_no, Default::default()));
+                    }
+                    if let Some(o) = open.as_mut() {
+                        if let Some(&first) = o.2.get(doc) {
+                            return Err(dup_error("mem.txt", line_no, &show(qid), &show(doc), Some(first)));
+                        }
+                        o.2.insert(doc.to_vec(), line_no);
+                    }
+                    b.row(q, doc, v)?;
+                    rows += 1;
+                    first_tag.get_or_insert_with(|| show(tag));
+                    last_tag = Some(show(tag));
+                }
+                if rows > 0 {
+                    out.push(b.finish()?);
+                }
+                Ok((out, first_tag, last_tag))
+            };
+            let mut got = Vec::new();
+            let res = run_chunks(text.as_bytes(), "mem.txt", false, chunk_rows, block, &mut |e| {
+                got.push(e);
+                Ok(())
+            });
+            match (model(), res) {
+                (Ok((want, t0, t1)), Ok((g0, g1))) => {
+                    proptest::prop_assert_eq!(got, want);
+                    proptest::prop_assert_eq!((g0, g1), (t0, t1));
+                }
+                (Err(Error::Parse { line: wl, msg: wm, .. }), Err(Error::Parse { file, line, msg })) => {
+                    proptest::prop_assert_eq!((file.as_str(), line), ("mem.txt", wl));
+                    if let Some(first) = wm.strip_prefix("appears again; first ") {
+                        let want = format!("(its lines started on line {first})");
+                        proptest::prop_assert!(msg.contains(&want), "{msg}");
+                    } else {
+                        proptest::prop_assert_eq!(msg, wm);
+                    }
+                }
+                (want, got) => proptest::prop_assert!(false, "{want:?} != {got:?}"),
+            }
+        }
+
         /// The bitmap splitter agrees with the byte loop (any bytes, any
         /// alignment of the line in its block).
         #[test]
@@ -1986,7 +2113,15 @@ mod tests {
             .unwrap_or(3);
         for _ in 0..n {
             let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
-            let m = parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, PAR_BLOCK).unwrap();
+            let m = parse_blocks(
+                open(&path).unwrap(),
+                &path,
+                Kind::Run,
+                false,
+                PAR_BLOCK,
+                None,
+            )
+            .unwrap();
             eprintln!(
                 "parse {:.3} s (cpu {:.2}), {} rows",
                 t0.elapsed().as_secs_f64(),
@@ -2091,7 +2226,8 @@ mod tests {
         eprintln!("finish: {:.3} s", t0.elapsed().as_secs_f64());
         for block in [256 << 10, 1 << 20, 4 << 20] {
             let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
-            let m = parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, block).unwrap();
+            let m =
+                parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, block, None).unwrap();
             let (t1, c1) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
             let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
             let e = m.finish().unwrap();
