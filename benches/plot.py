@@ -8,7 +8,7 @@ Usage::
 Reads one or more JSON files written by ``run_bench.py --json OUT`` (when a
 library was measured at the same scale in several files, the last file wins)
 and draws, for pytrec_eval, ranx, ranklens (file path) and, when present,
-ranklens's dict path and ranx-cold:
+ranklens's dict and streaming paths and ranx-cold:
 
 * left: load + evaluate (``load_s + eval_s``), measured inside a fresh process;
 * right: the whole process up to the end of evaluate (``total_s``: interpreter
@@ -34,6 +34,7 @@ SERIES = [
     ("ranx-cold", "ranx (first use: numba compiles)", {"marker": "s", "color": "tab:red"}),
     ("ranklens-dict", "ranklens, dict path", {"marker": "^", "color": "tab:purple"}),
     ("ranklens-file", "ranklens, TREC files", {"marker": "D", "color": "tab:green"}),
+    ("ranklens-stream", "ranklens, evaluate_files (streaming)", {"marker": "v", "color": "tab:olive"}),
 ]
 
 
