@@ -34,7 +34,7 @@ SERIES = [
     ("ranx-cold", "ranx (first use: numba compiles)", {"marker": "s", "color": "tab:red"}),
     ("ranklens-dict", "ranklens, dict path", {"marker": "^", "color": "tab:purple"}),
     ("ranklens-file", "ranklens, TREC files", {"marker": "D", "color": "tab:green"}),
-    ("ranklens-stream", "ranklens, evaluate_files (streaming)", {"marker": "v", "color": "tab:olive"}),
+    ("ranklens-stream", "ranklens, evaluate_files", {"marker": "v", "color": "tab:olive"}),
 ]
 
 
