@@ -42,7 +42,13 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._data import Qrels, Run, _round_f32
-from ranklens._evaluate import Results, _check_level, _check_max_docs, _check_threads
+from ranklens._evaluate import (
+    Results,
+    _check_level,
+    _check_max_docs,
+    _check_threads,
+    _positive_int,
+)
 from ranklens._names import Metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -542,11 +548,7 @@ def check_call(
 
 
 def check_npartitions(npartitions: Any) -> int | None:
-    if npartitions is None:
-        return None
-    if isinstance(npartitions, bool) or not isinstance(npartitions, int) or npartitions < 1:
-        raise RanklensInputError(f"npartitions must be a positive int or None, got {npartitions!r}")
-    return npartitions
+    return _positive_int(npartitions, "npartitions", none_ok=True)
 
 
 def check_broadcast_limit(limit: Any) -> float:

@@ -128,19 +128,23 @@ def _check_level(relevance_level: Any) -> float:
     return level
 
 
-def _check_threads(threads: Any) -> int | None:
-    if threads is None:
+def _positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:
+    """``value`` if it is a positive ``int`` (a ``bool`` is not), or ``None`` when
+    ``none_ok``; else a :class:`RanklensInputError` naming the argument."""
+    if value is None and none_ok:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise RanklensInputError(f"threads must be a positive int or None, got {threads!r}")
-    return threads
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        allowed = "a positive int or None" if none_ok else "a positive int"
+        raise RanklensInputError(f"{name} must be {allowed}, got {value!r}")
+    return value
+
+
+def _check_threads(threads: Any) -> int | None:
+    return _positive_int(threads, "threads", none_ok=True)
 
 
 def _check_max_docs(max_docs: Any) -> None:
-    if max_docs is not None and (
-        isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1
-    ):
-        raise RanklensInputError(f"max_docs must be a positive int or None, got {max_docs!r}")
+    _positive_int(max_docs, "max_docs", none_ok=True)
 
 
 def evaluate(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._evaluate import evaluate
+from ranklens._evaluate import _positive_int, evaluate
 from ranklens._names import Metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -199,8 +199,7 @@ def explain(
     ``metrics`` (default ndcg, P, recall, map and mrr at ``k``): any names
     :func:`ranklens.evaluate` accepts; the values are ``evaluate``'s.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise RanklensInputError(f"k must be a positive int, got {k!r}")
+    _positive_int(k, "k")
     q, r = as_qrels(qrels), as_run(run)
     qid = str(query_id)
     if qid not in q:

@@ -8,7 +8,13 @@ from typing import Union
 
 from ranklens import _ranklens
 from ranklens._data import Qrels, _round_f32
-from ranklens._evaluate import Results, _check_level, _check_max_docs, _check_threads
+from ranklens._evaluate import (
+    Results,
+    _check_level,
+    _check_max_docs,
+    _check_threads,
+    _positive_int,
+)
 from ranklens._names import Metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -92,8 +98,7 @@ def _evaluate_files(
     level = _check_level(relevance_level)
     nthreads = _check_threads(threads)
     _check_max_docs(max_docs)
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise RanklensInputError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
+    _positive_int(chunk_rows, "chunk_rows")
     round_f32 = _round_f32(score_precision)
     q = qrels_path if isinstance(qrels_path, Qrels) else Qrels.from_trec(qrels_path)
     if len(q) == 0:

@@ -111,7 +111,7 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._evaluate import _check_threads, evaluate
+from ranklens._evaluate import _check_threads, _positive_int, evaluate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -355,8 +355,7 @@ def _check_settings(
             or not (0.0 < float(value) < 1.0)
         ):
             raise RanklensInputError(f"{what} must be a number in (0, 1), got {value!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise RanklensInputError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    _positive_int(n_resamples, "n_resamples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not (0 <= seed < 2**64):
         raise RanklensInputError(f"seed must be an int in [0, 2**64), got {seed!r}")
     if exact not in (None, True, False):
