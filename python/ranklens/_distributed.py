@@ -555,3 +555,23 @@ def check_broadcast_limit(limit: Any) -> float:
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or math.isnan(limit):
         raise RanklensInputError(f"broadcast_limit must be a number of rows, got {limit!r}")
     return float(limit)
+
+
+def joined_plan(
+    rows: int, max_label: float, limit: float, metrics: MetricsArg, options: dict[str, Any]
+) -> Plan | None:
+    """Qrels held as an engine frame of ``rows`` rows (``max_label``: its largest
+    label, for ``err``'s automatic gmax): the plan of the joined path when there
+    are more than ``limit`` rows, else ``None`` (collect them and broadcast)."""
+    if rows == 0:
+        raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    return make_plan(metrics, max_label=max_label, **options) if rows > limit else None
+
+
+def broadcast_plan(
+    qrels: Any, columns: Columns, metrics: MetricsArg, options: dict[str, Any]
+) -> tuple[SharedQrels, Plan]:
+    """Qrels held on the driver (a :class:`Qrels`, a mapping, a pandas frame) as
+    broadcast qrels, and the plan (``err``'s gmax from their largest label)."""
+    shared = SharedQrels(as_qrels_object(qrels, columns))
+    return shared, make_plan(metrics, max_label=max_label_of(shared.qrels), **options)

@@ -33,14 +33,13 @@ from ranklens._distributed import (
     MetricsArg,
     Plan,
     SharedQrels,
-    as_qrels_object,
+    broadcast_plan,
     check_broadcast_limit,
     check_call,
     check_npartitions,
     combine,
     empty_output,
-    make_plan,
-    max_label_of,
+    joined_plan,
     score_frames,
 )
 from ranklens._evaluate import Results
@@ -131,15 +130,12 @@ def evaluate(
     if isinstance(qrels, dd.DataFrame):
         _check_dtypes(qrels, cols.qrels_columns(), "qrels", cols)
         rows, top = dask.compute(qrels.map_partitions(len).sum(), qrels[label].max())
-        if rows == 0:
-            raise RanklensInputError("the qrels hold no query: nothing to evaluate")
-        if rows > limit:
-            max_label = 0.0 if pd.isna(top) else float(top)
-            plan = make_plan(metrics, max_label=max_label, **options)
+        max_label = 0.0 if pd.isna(top) else float(top)
+        plan = joined_plan(rows, max_label, limit, metrics, options)
+        if plan is not None:
             return _joined(qrels, run, plan, cols, n)
         qrels = qrels.compute()
-    shared = SharedQrels(as_qrels_object(qrels, cols))
-    plan = make_plan(metrics, max_label=max_label_of(shared.qrels), **options)
+    shared, plan = broadcast_plan(qrels, cols, metrics, options)
     return _broadcast(shared, run, plan, cols, n)
 
 

@@ -35,14 +35,13 @@ from ranklens._distributed import (
     MetricsArg,
     Plan,
     SharedQrels,
-    as_qrels_object,
+    broadcast_plan,
     check_broadcast_limit,
     check_call,
     check_npartitions,
     combine,
     empty_output,
-    make_plan,
-    max_label_of,
+    joined_plan,
     score_frames,
 )
 from ranklens._evaluate import Results
@@ -134,15 +133,13 @@ def evaluate(
             stats = qrels.agg(
                 F.count(F.lit(1)).alias("rows"), F.max(F.col(label).cast("double")).alias("top")
             ).first()
-            if stats is None or stats["rows"] == 0:
-                raise RanklensInputError("the qrels hold no query: nothing to evaluate")
-            if stats["rows"] > limit:
-                max_label = 0.0 if stats["top"] is None else float(stats["top"])
-                plan = make_plan(metrics, max_label=max_label, **options)
+            rows, top = (0, None) if stats is None else (stats["rows"], stats["top"])
+            max_label = 0.0 if top is None else float(top)
+            plan = joined_plan(rows, max_label, limit, metrics, options)
+            if plan is not None:
                 return _joined(qrels, run, plan, cols, n)
             qrels = _to_pandas(qrels.select(*cols.qrels_columns()))
-        shared = SharedQrels(as_qrels_object(qrels, cols))
-        plan = make_plan(metrics, max_label=max_label_of(shared.qrels), **options)
+        shared, plan = broadcast_plan(qrels, cols, metrics, options)
         return _broadcast(shared, run, plan, cols, n)
 
 
