@@ -250,6 +250,7 @@ fn run_chunks(
     on_chunk: &mut (dyn FnMut(Encoded) -> Result<()> + Send),
 ) -> Result<(Option<String>, Option<String>)> {
     let chunker = Chunker {
+        round_f32,
         min_rows: chunk_rows.max(1),
         done: hashbrown::HashMap::new(),
         open_line: 0,
@@ -796,8 +797,6 @@ fn reset_table(t: &mut HashTable<u32>) {
 struct Merger<'f, 'c> {
     file: &'f str,
     b: Builder,
-    kind: Kind,
-    round_f32: bool,
     /// Reading in chunks ([`for_each_run_chunk`]); `None` reads the file whole.
     chunks: Option<Chunker<'c>>,
     /// Lines in the blocks merged so far.
@@ -818,6 +817,8 @@ struct Merger<'f, 'c> {
 
 /// The state of a chunked read (see [`for_each_run_chunk`]).
 struct Chunker<'c> {
+    /// The builder option of every chunk (a chunk is always a run).
+    round_f32: bool,
     min_rows: usize,
     /// Every query whose lines have ended, with the line they started on.
     done: hashbrown::HashMap<Vec<u8>, u64>,
@@ -831,8 +832,6 @@ impl<'f, 'c> Merger<'f, 'c> {
         Merger {
             file,
             b: new_builder(kind, round_f32),
-            kind,
-            round_f32,
             chunks: None,
             lines: 0,
             first_tag: None,
@@ -942,17 +941,18 @@ impl<'f, 'c> Merger<'f, 'c> {
 
     /// Chunked read: encode the rows merged so far and hand them out.
     fn cut(&mut self) -> Result<()> {
-        let full = std::mem::replace(&mut self.b, new_builder(self.kind, self.round_f32));
+        let Some(c) = self.chunks.as_mut() else {
+            return Ok(());
+        };
+        let full = std::mem::replace(&mut self.b, new_builder(Kind::Run, c.round_f32));
+        let file = self.file;
         let encoded = full.finish().map_err(|e| match e {
             // Not expected: every query of a chunk was checked as it was merged.
-            Error::DuplicateDocument { query, doc } => dup_error(self.file, 0, &query, &doc, None),
+            Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
             e => e,
         })?;
         self.open_q = None;
-        match self.chunks.as_mut() {
-            Some(c) => (c.on_chunk)(encoded),
-            None => Ok(()),
-        }
+        (c.on_chunk)(encoded)
     }
 
     /// The open query's rows `new..` continue it from an earlier block: check
