@@ -73,7 +73,7 @@ pub enum Kind {
 }
 
 /// The encoded side, owned (moved into numpy without copying by the bindings).
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
     pub queries: OwnedVocab,
     pub docs: OwnedVocab,
@@ -81,6 +81,20 @@ pub struct Encoded {
     pub doc_ids: Vec<u32>,
     pub values: Vec<f64>,
     pub extra: Vec<u32>,
+}
+
+/// No queries and no rows: the same as an empty `Builder`'s `finish`.
+impl Default for Encoded {
+    fn default() -> Self {
+        Encoded {
+            queries: OwnedVocab::default(),
+            docs: OwnedVocab::default(),
+            offsets: vec![0],
+            doc_ids: Vec::new(),
+            values: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
 }
 
 /// Collects rows in any order; `finish` groups, sorts and checks them.
@@ -617,6 +631,16 @@ mod tests {
     fn strings(v: &OwnedVocab) -> Vec<String> {
         let view = v.view();
         (0..view.len()).map(|i| show(view.get(i))).collect()
+    }
+
+    #[test]
+    fn default_is_the_empty_encoding() {
+        for kind in [Kind::Run, Kind::Qrels] {
+            let empty = Builder::new(kind, false).finish().unwrap();
+            assert_eq!(Encoded::default(), empty);
+        }
+        let e = Encoded::default();
+        assert_eq!((e.queries.view().len(), e.docs.view().len()), (0, 0));
     }
 
     #[test]

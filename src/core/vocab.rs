@@ -78,10 +78,21 @@ impl<'a> Vocab<'a> {
 }
 
 /// An owned vocabulary, sorted by bytes, as handed to numpy.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OwnedVocab {
     pub bytes: Vec<u8>,
     pub offsets: Vec<i64>,
+}
+
+/// The empty vocabulary (one offset: a derived default, with none, made
+/// `len` underflow).
+impl Default for OwnedVocab {
+    fn default() -> Self {
+        OwnedVocab {
+            bytes: Vec::new(),
+            offsets: vec![0],
+        }
+    }
 }
 
 impl OwnedVocab {
