@@ -143,6 +143,19 @@ def test_a_query_emitted_twice_is_an_internal_error() -> None:
         dist.combine([frame, one], plan, qrels=shared)
 
 
+def test_broadcast_qrels_inputs() -> None:
+    qrels, _ = make_data(seed=9)
+    cols = dist.Columns()
+    q = Qrels.from_pandas(qrels)
+    for given in (q, q.to_dict(), qrels, dist.SharedQrels(q)):
+        shared, _ = dist.broadcast_plan(given, cols, METRICS, {})
+        assert shared.qrels.to_dict() == q.to_dict()
+    with pytest.raises(RanklensInputError, match="got a Run where Qrels"):
+        dist.broadcast_plan(Run({"q": {"d": 1.0}}), cols, METRICS, {})
+    with pytest.raises(RanklensInputError, match="a pandas DataFrame or a frame of the engine"):
+        dist.broadcast_plan([("q", "d", 1)], cols, METRICS, {})
+
+
 def test_bad_options_fail_in_make_plan() -> None:
     with pytest.raises(RanklensInputError, match="ties"):
         dist.make_plan("map", ties="random")

@@ -41,7 +41,7 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._data import Qrels, Run, _round_f32
+from ranklens._data import Qrels, Run, _round_f32, as_qrels
 from ranklens._evaluate import (
     Results,
     _check_level,
@@ -324,12 +324,8 @@ def as_qrels_object(qrels: Any, columns: Columns) -> Qrels:
     """A :class:`Qrels`, a mapping or a pandas frame -> :class:`Qrels` (on the driver)."""
     if isinstance(qrels, SharedQrels):
         return qrels.qrels
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, Run):
-        raise RanklensInputError("got a Run where qrels were expected")
-    if isinstance(qrels, Mapping):
-        return Qrels(qrels)
+    if isinstance(qrels, (Qrels, Run, Mapping)):
+        return as_qrels(qrels)  # a Run is refused there
     if type(qrels).__module__.startswith("pandas") and type(qrels).__name__ == "DataFrame":
         return Qrels.from_pandas(
             qrels, query_col=columns.query, doc_col=columns.doc, label_col=columns.label
