@@ -32,7 +32,15 @@ import tempfile
 import time
 import traceback
 
-from run_bench import DEFAULT_DATA_DIR, Skip, _fmt, _import, _tiny_files, ensure_data
+from run_bench import (
+    DEFAULT_DATA_DIR,
+    Skip,
+    _fmt,
+    _import,
+    _tiny_files,
+    ensure_data,
+    warm_page_cache,
+)
 
 DOCS_PER_QUERY = 100
 JUDGED_PER_QUERY = 10
@@ -269,12 +277,6 @@ def ensure_gz(path: str) -> str:
     return gz
 
 
-def warm_cache(path: str) -> None:
-    with open(path, "rb") as f:
-        while f.read(1 << 24):
-            pass
-
-
 def run_child(method: str, inp: str, path: str, args, workdir: str) -> dict:
     result = os.path.join(workdir, f"{inp}-{method}.json")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", method]
@@ -448,7 +450,7 @@ def parent_main(args) -> int:
         warmed = set()
         for inp, method, lib, label in plan(args, paths):
             if paths[inp] not in warmed:  # warm page cache: every row reads from memory
-                warm_cache(paths[inp])
+                warm_page_cache(paths[inp])
                 warmed.add(paths[inp])
             r = measure(method, inp, paths[inp], args, workdir, prime=lib == "ranx")
             r.update(lib=lib, label=label)
