@@ -18,174 +18,14 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ranklens._trec_spellings_gains import gain_key  # gains and beyond
+from ranklens._names._families import ALIASES, FAMILIES, TREC_CUT_REQUIRED
+from ranklens._names._gains import gain_key  # gains and beyond
 from ranklens.errors import UnknownMetricError
 
 __all__ = ["FAMILIES", "Metric", "parse_metric", "parse_metrics"]
 
-
-@dataclass(frozen=True)
-class _Family:
-    name: str
-    cutoff: str  # "none" (no @k), "optional", "required"
-    binary: bool  # uses the relevance level (so accepts rel=)
-    aggregate: str  # "mean", "sum" (trec_eval's counting measures) or "gmean" (gm_*)
-    summary: str
-    # Named numeric parameters the family takes, with their defaults.
-    params: dict[str, float] = field(default_factory=dict)
-
-
-FAMILIES: dict[str, _Family] = {
-    f.name: f
-    for f in [
-        _Family("precision", "optional", True, "mean", "relevant in top k / k"),
-        _Family("recall", "optional", True, "mean", "relevant in top k / relevant"),
-        _Family("f1", "optional", True, "mean", "harmonic mean of precision@k and recall@k"),
-        _Family("hits", "optional", True, "mean", "number of relevant in top k"),
-        _Family("hit_rate", "optional", True, "mean", "1 if any relevant in top k"),
-        _Family("mrr", "optional", True, "mean", "1 / rank of first relevant (within k)"),
-        _Family("map", "optional", True, "mean", "average precision (trec map / map_cut)"),
-        _Family("ndcg", "optional", False, "mean", "nDCG, gain = label, log2 discount"),
-        _Family("ndcg_burges", "optional", False, "mean", "nDCG with gain 2^label - 1"),
-        _Family("dcg", "optional", False, "mean", "DCG, gain = label, log2 discount"),
-        _Family("r_precision", "none", True, "mean", "precision at rank R (R = relevant)"),
-        _Family("bpref", "none", True, "mean", "binary preference (Buckley & Voorhees)"),
-        _Family("num_ret", "optional", False, "sum", "number of retrieved documents"),
-        _Family("num_rel", "none", True, "sum", "number of relevant documents"),
-        _Family("num_rel_ret", "optional", True, "sum", "number of relevant retrieved"),
-        # trec_eval part A
-        _Family("set_f", "none", True, "mean", "trec set_F: (x+1)PR/(xP+R)", {"beta": 1.0}),
-        _Family("set_map", "none", True, "mean", "set precision x set recall (trec set_map)"),
-        _Family("relative_precision", "optional", True, "mean", "relevant in top k / min(k, R)"),
-        _Family(
-            "utility",
-            "none",
-            True,
-            "mean",
-            "trec utility: a*rel_ret + b*nonrel_ret + c*rel_nonret + d*nonrel_nonret",
-            {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0, "num_docs": 0.0},
-        ),
-        _Family("rprec_mult", "none", True, "mean", "precision at rank mult*R", {"mult": 1.0}),
-        _Family("num_nonrel_judged_ret", "optional", True, "sum", "judged non-relevant retrieved"),
-        _Family("num_q", "none", False, "sum", "number of queries (1 per query)"),
-        _Family(
-            "iprec_at_recall",
-            "none",
-            True,
-            "mean",
-            "interpolated precision at a recall level",
-            {"recall": 0.0, "version": 10.0},
-        ),
-        _Family(
-            "iprec_avg",
-            "none",
-            True,
-            "mean",
-            "interpolated precision averaged over recall points (trec 11pt_avg)",
-            {"lo": 0.0, "hi": 1.0, "step": 0.1, "version": 10.0},
-        ),
-        _Family("inf_ap", "none", True, "mean", "inferred AP (Yilmaz & Aslam)"),
-        _Family("gm_map", "none", True, "gmean", "AP, geometric mean over queries"),
-        _Family("gm_bpref", "none", True, "gmean", "bpref, geometric mean over queries"),
-        _Family("unjudged", "optional", False, "mean", "unjudged in top k / k (trec unj)"),
-        # gains and beyond
-        _Family("bin_g", "none", True, "mean", "trec binG: rel docs / log2(2 + nonrel before)"),
-        _Family("g", "none", False, "mean", "trec G: normalized gain (custom gains)"),
-        _Family("ndcg_rel", "none", False, "mean", "trec ndcg_rel: nDCG averaged at rel docs"),
-        _Family("rndcg", "none", True, "mean", "trec Rndcg: nDCG averaged at R levels"),
-        _Family("rbp", "optional", False, "mean", "rank-biased precision (trec)", {"p": 0.9}),
-        _Family("rbp_resid", "optional", False, "mean", "rbp residual (trec)", {"p": 0.9}),
-        _Family("err", "optional", False, "mean", "expected reciprocal rank", {"gmax": 0.0}),
-        _Family("judged", "optional", False, "mean", "judged in top k / min(k, retrieved)"),
-        _Family("auc", "optional", True, "mean", "ROC AUC of rel vs judged non-rel"),
-        _Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
-        _Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
-        _Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
-    ]
-}
-
-# Aliases, matched case-insensitively.  Value: canonical family.
-_ALIASES: dict[str, str] = {
-    # canonical and ranx
-    "precision": "precision",
-    "recall": "recall",
-    "f1": "f1",
-    "hits": "hits",
-    "hit_rate": "hit_rate",
-    "hitrate": "hit_rate",
-    "mrr": "mrr",
-    "map": "map",
-    "ndcg": "ndcg",
-    "ndcg_burges": "ndcg_burges",
-    "dcg": "dcg",
-    "r_precision": "r_precision",
-    "r-precision": "r_precision",
-    "bpref": "bpref",
-    "num_ret": "num_ret",
-    "num_rel": "num_rel",
-    "num_rel_ret": "num_rel_ret",
-    # trec_eval
-    "p": "precision",
-    "success": "hit_rate",
-    "recip_rank": "mrr",
-    "rprec": "r_precision",
-    "ndcg_cut": "ndcg",
-    "map_cut": "map",
-    # ir_measures
-    "r": "recall",
-    "rr": "mrr",
-    "ap": "map",
-    "numret": "num_ret",
-    "numrel": "num_rel",
-    "numrelret": "num_rel_ret",
-    # trec_eval part A (trec_eval, then ir_measures spellings)
-    "set_f": "set_f",
-    "set_map": "set_map",
-    "relative_precision": "relative_precision",
-    "relative_p": "relative_precision",
-    "set_relative_p": "relative_precision",
-    "utility": "utility",
-    "rprec_mult": "rprec_mult",
-    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
-    "num_q": "num_q",
-    "iprec_at_recall": "iprec_at_recall",
-    "iprec_avg": "iprec_avg",
-    "inf_ap": "inf_ap",
-    "infap": "inf_ap",
-    "gm_map": "gm_map",
-    "gm_ap": "gm_map",
-    "gm_bpref": "gm_bpref",
-    "unjudged": "unjudged",
-    "unj": "unjudged",
-    "setf": "set_f",
-    "setap": "set_map",
-    "setrelp": "relative_precision",
-    "iprec": "iprec_at_recall",
-    "numq": "num_q",
-    # gains and beyond (canonical, trec_eval, ir_measures)
-    "bin_g": "bin_g",
-    "bing": "bin_g",
-    "g": "g",
-    "ndcg_rel": "ndcg_rel",
-    "rndcg": "rndcg",
-    "rbp": "rbp",
-    "rbp_resid": "rbp_resid",
-    "err": "err",
-    "judged": "judged",
-    "auc": "auc",
-    "first_rel_rank": "first_rel_rank",
-    "fallout": "fallout",
-    "fall_out": "fallout",
-    # signals
-    "idcg": "idcg",
-    "is_hit": "hit_rate",
-}
-
-# trec_eval families whose cutoff is mandatory in trec_eval spelling.
-_TREC_CUT_REQUIRED = {"ndcg_cut", "map_cut", "success"}
-_TREC_CUT_REQUIRED |= {"relative_p", "unj"}  # trec_eval part A
 
 _NAME_RE = re.compile(
     r"""^\s*
@@ -253,7 +93,7 @@ def _all_spellings() -> list[str]:
 
 
 def _unknown(text: str, why: str) -> UnknownMetricError:
-    candidates = sorted(set(_ALIASES) | set(FAMILIES))
+    candidates = sorted(set(ALIASES) | set(FAMILIES))
     base = re.split(r"[@(._]", text.strip(), maxsplit=1)[0].lower()
     close = difflib.get_close_matches(base, candidates, n=5, cutoff=0.5)
     close += difflib.get_close_matches(text.strip().lower(), candidates, n=5, cutoff=0.5)
@@ -330,16 +170,16 @@ def _parse_one(text: str) -> list[Metric]:
     base = m.group("base")
     ks_text = m.group("ks")
     key = base.lower()
-    if key not in _ALIASES:
+    if key not in ALIASES:
         raise _unknown(text, "unknown family")
-    family = _ALIASES[key]
+    family = ALIASES[key]
     rel: float | None = None
     params: tuple[tuple[str, float], ...] = ()
     if m.group("params") is not None:
         rel, params = _parse_params(text, m.group("params"))
     ks: list[int | None]
     if ks_text is None:
-        if key in _TREC_CUT_REQUIRED:
+        if key in TREC_CUT_REQUIRED:
             raise _unknown(text, f"{base} needs a cutoff, e.g. {base}_10")
         ks = [None]
     else:
@@ -360,8 +200,8 @@ def _parse_one(text: str) -> list[Metric]:
 # trec_eval part A
 def _parse_real_valued(text: str) -> list[Metric] | None:
     """``iprec_at_recall_0.10``, ``Rprec_mult.0.2,0.5``, ``IPrec@0.1``, ``set_F.0.5``,
-    ``utility.2,-1,0,0``, ``11pt_avg..25,.5,.75``: see :mod:`ranklens._trec_spellings_a`."""
-    from ranklens._trec_spellings_a import SpellingError, match_param_spelling
+    ``utility.2,-1,0,0``, ``11pt_avg..25,.5,.75``: see :mod:`ranklens._names._params`."""
+    from ranklens._names._params import SpellingError, match_param_spelling
 
     try:
         hit = match_param_spelling(text)
@@ -380,11 +220,11 @@ def _parse_real_valued(text: str) -> list[Metric] | None:
 # gains and beyond
 def _parse_pairs(text: str) -> list[Metric] | None:
     """trec_eval ``ndcg.1=3,2=9`` / ``ndcg_1=3,2=9`` / ``rbp.p=0.8``: see
-    :mod:`ranklens._trec_spellings_gains`."""
-    from ranklens._trec_spellings_gains import PairsError, match_pairs_spelling
+    :mod:`ranklens._names._gains`."""
+    from ranklens._names._gains import PairsError, match_pairs_spelling
 
     try:
-        hit = match_pairs_spelling(text, _ALIASES)
+        hit = match_pairs_spelling(text, ALIASES)
     except PairsError as e:
         raise _unknown(text, str(e)) from None
     if hit is None:

@@ -1,0 +1,176 @@
+"""THE metric registry: every family ranklens computes, and every spelling of it.
+
+A family's row says whether it takes a cutoff, whether it uses the relevance
+level (and so accepts ``rel=``), how per-query values aggregate, a one-line
+definition, and its named parameters with their defaults.  ``ALIASES`` maps
+every accepted spelling (ranklens, ranx, trec_eval, ir_measures; lower case) to a
+family.  A new metric starts here (see CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ALIASES", "FAMILIES", "TREC_CUT_REQUIRED", "Family"]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    cutoff: str  # "none" (no @k), "optional", "required"
+    binary: bool  # uses the relevance level (so accepts rel=)
+    aggregate: str  # "mean", "sum" (trec_eval's counting measures) or "gmean" (gm_*)
+    summary: str
+    # Named numeric parameters the family takes, with their defaults.
+    params: dict[str, float] = field(default_factory=dict)
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in [
+        Family("precision", "optional", True, "mean", "relevant in top k / k"),
+        Family("recall", "optional", True, "mean", "relevant in top k / relevant"),
+        Family("f1", "optional", True, "mean", "harmonic mean of precision@k and recall@k"),
+        Family("hits", "optional", True, "mean", "number of relevant in top k"),
+        Family("hit_rate", "optional", True, "mean", "1 if any relevant in top k"),
+        Family("mrr", "optional", True, "mean", "1 / rank of first relevant (within k)"),
+        Family("map", "optional", True, "mean", "average precision (trec map / map_cut)"),
+        Family("ndcg", "optional", False, "mean", "nDCG, gain = label, log2 discount"),
+        Family("ndcg_burges", "optional", False, "mean", "nDCG with gain 2^label - 1"),
+        Family("dcg", "optional", False, "mean", "DCG, gain = label, log2 discount"),
+        Family("r_precision", "none", True, "mean", "precision at rank R (R = relevant)"),
+        Family("bpref", "none", True, "mean", "binary preference (Buckley & Voorhees)"),
+        Family("num_ret", "optional", False, "sum", "number of retrieved documents"),
+        Family("num_rel", "none", True, "sum", "number of relevant documents"),
+        Family("num_rel_ret", "optional", True, "sum", "number of relevant retrieved"),
+        # trec_eval part A
+        Family("set_f", "none", True, "mean", "trec set_F: (x+1)PR/(xP+R)", {"beta": 1.0}),
+        Family("set_map", "none", True, "mean", "set precision x set recall (trec set_map)"),
+        Family("relative_precision", "optional", True, "mean", "relevant in top k / min(k, R)"),
+        Family(
+            "utility",
+            "none",
+            True,
+            "mean",
+            "trec utility: a*rel_ret + b*nonrel_ret + c*rel_nonret + d*nonrel_nonret",
+            {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0, "num_docs": 0.0},
+        ),
+        Family("rprec_mult", "none", True, "mean", "precision at rank mult*R", {"mult": 1.0}),
+        Family("num_nonrel_judged_ret", "optional", True, "sum", "judged non-relevant retrieved"),
+        Family("num_q", "none", False, "sum", "number of queries (1 per query)"),
+        Family(
+            "iprec_at_recall",
+            "none",
+            True,
+            "mean",
+            "interpolated precision at a recall level",
+            {"recall": 0.0, "version": 10.0},
+        ),
+        Family(
+            "iprec_avg",
+            "none",
+            True,
+            "mean",
+            "interpolated precision averaged over recall points (trec 11pt_avg)",
+            {"lo": 0.0, "hi": 1.0, "step": 0.1, "version": 10.0},
+        ),
+        Family("inf_ap", "none", True, "mean", "inferred AP (Yilmaz & Aslam)"),
+        Family("gm_map", "none", True, "gmean", "AP, geometric mean over queries"),
+        Family("gm_bpref", "none", True, "gmean", "bpref, geometric mean over queries"),
+        Family("unjudged", "optional", False, "mean", "unjudged in top k / k (trec unj)"),
+        # gains and beyond
+        Family("bin_g", "none", True, "mean", "trec binG: rel docs / log2(2 + nonrel before)"),
+        Family("g", "none", False, "mean", "trec G: normalized gain (custom gains)"),
+        Family("ndcg_rel", "none", False, "mean", "trec ndcg_rel: nDCG averaged at rel docs"),
+        Family("rndcg", "none", True, "mean", "trec Rndcg: nDCG averaged at R levels"),
+        Family("rbp", "optional", False, "mean", "rank-biased precision (trec)", {"p": 0.9}),
+        Family("rbp_resid", "optional", False, "mean", "rbp residual (trec)", {"p": 0.9}),
+        Family("err", "optional", False, "mean", "expected reciprocal rank", {"gmax": 0.0}),
+        Family("judged", "optional", False, "mean", "judged in top k / min(k, retrieved)"),
+        Family("auc", "optional", True, "mean", "ROC AUC of rel vs judged non-rel"),
+        Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
+        Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
+        Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
+    ]
+}
+
+# Aliases, matched case-insensitively.  Value: canonical family.
+ALIASES: dict[str, str] = {
+    # canonical and ranx
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "f1",
+    "hits": "hits",
+    "hit_rate": "hit_rate",
+    "hitrate": "hit_rate",
+    "mrr": "mrr",
+    "map": "map",
+    "ndcg": "ndcg",
+    "ndcg_burges": "ndcg_burges",
+    "dcg": "dcg",
+    "r_precision": "r_precision",
+    "r-precision": "r_precision",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    # trec_eval
+    "p": "precision",
+    "success": "hit_rate",
+    "recip_rank": "mrr",
+    "rprec": "r_precision",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    # ir_measures
+    "r": "recall",
+    "rr": "mrr",
+    "ap": "map",
+    "numret": "num_ret",
+    "numrel": "num_rel",
+    "numrelret": "num_rel_ret",
+    # trec_eval part A (trec_eval, then ir_measures spellings)
+    "set_f": "set_f",
+    "set_map": "set_map",
+    "relative_precision": "relative_precision",
+    "relative_p": "relative_precision",
+    "set_relative_p": "relative_precision",
+    "utility": "utility",
+    "rprec_mult": "rprec_mult",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "num_q": "num_q",
+    "iprec_at_recall": "iprec_at_recall",
+    "iprec_avg": "iprec_avg",
+    "inf_ap": "inf_ap",
+    "infap": "inf_ap",
+    "gm_map": "gm_map",
+    "gm_ap": "gm_map",
+    "gm_bpref": "gm_bpref",
+    "unjudged": "unjudged",
+    "unj": "unjudged",
+    "setf": "set_f",
+    "setap": "set_map",
+    "setrelp": "relative_precision",
+    "iprec": "iprec_at_recall",
+    "numq": "num_q",
+    # gains and beyond (canonical, trec_eval, ir_measures)
+    "bin_g": "bin_g",
+    "bing": "bin_g",
+    "g": "g",
+    "ndcg_rel": "ndcg_rel",
+    "rndcg": "rndcg",
+    "rbp": "rbp",
+    "rbp_resid": "rbp_resid",
+    "err": "err",
+    "judged": "judged",
+    "auc": "auc",
+    "first_rel_rank": "first_rel_rank",
+    "fallout": "fallout",
+    "fall_out": "fallout",
+    # signals
+    "idcg": "idcg",
+    "is_hit": "hit_rate",
+}
+
+# trec_eval families whose cutoff is mandatory in trec_eval spelling.
+TREC_CUT_REQUIRED = {"ndcg_cut", "map_cut", "success"}
+TREC_CUT_REQUIRED |= {"relative_p", "unj"}  # trec_eval part A
