@@ -513,9 +513,11 @@ def test_missing_optional_package_message(monkeypatch):
 
 def test_without_pyarrow_python_objects_go_through_pack_ids(monkeypatch, tmp_path):
     pd = pytest.importorskip("pandas")
-    from ranklens import _io
+    from ranklens._io import _common
 
-    monkeypatch.setattr(_io, "_optional_pa", lambda: None)
+    # Every format module calls _common.optional_pa() through the module, so this
+    # one patch covers pandas, JSON Lines and to_pandas alike.
+    monkeypatch.setattr(_common, "optional_pa", lambda: None)
     df = run_frame(pd).astype({"query_id": object, "doc_id": object})
     assert_same_run(Run.from_pandas(df), REF_RUN)
     out = REF_RUN.to_pandas()

@@ -9,11 +9,12 @@
 """
 
 from ranklens._data import Qrels, Run
-from ranklens._evaluate import Results, evaluate
+from ranklens._evaluate import evaluate
 from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
 from ranklens._relstring import relstring
+from ranklens._results import Results
 from ranklens._score import score, score_batch, score_frame
 from ranklens._stream import evaluate_files
 from ranklens.compare import Comparison, compare

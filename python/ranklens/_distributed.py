@@ -41,15 +41,16 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._data import Qrels, Run, _round_f32, as_qrels
-from ranklens._evaluate import (
-    Results,
-    _check_level,
-    _check_max_docs,
-    _check_threads,
-    _positive_int,
+from ranklens._checks import (
+    check_level,
+    check_max_docs,
+    check_score_precision,
+    check_threads,
+    positive_int,
 )
+from ranklens._data import Qrels, Run, as_qrels
 from ranklens._names import Metric, parse_metrics
+from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
 __all__ = [
@@ -183,10 +184,10 @@ def make_plan(
     a family that has no expected form, say) fails before any task is launched.
     """
     ms = parse_metrics(metrics)
-    level = _check_level(relevance_level)
-    nthreads = _check_threads(threads)
-    _check_max_docs(max_docs)
-    _round_f32(score_precision)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    check_max_docs(max_docs)
+    check_score_precision(score_precision)
     if ties not in TIES:
         raise RanklensInputError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
     if not isinstance(judged_only, bool):
@@ -544,7 +545,7 @@ def check_call(
 
 
 def check_npartitions(npartitions: Any) -> int | None:
-    return _positive_int(npartitions, "npartitions", none_ok=True)
+    return positive_int(npartitions, "npartitions", none_ok=True)
 
 
 def check_broadcast_limit(limit: Any) -> float:

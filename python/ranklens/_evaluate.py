@@ -1,150 +1,20 @@
-"""`evaluate` and its `Results`."""
+"""`evaluate`: one run against qrels, on either backend."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._checks import check_level, check_max_docs, check_threads
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._names import Metric, parse_metric, parse_metrics
+from ranklens._names import Metric, parse_metrics
+from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
-__all__ = ["Results", "evaluate"]
-
-
-class Results:
-    """Scores of one run: per query and aggregated.
-
-    * ``res[name]`` – the aggregate over **all qrels queries** (mean; sum for the
-      counting measures ``num_ret``, ``num_rel``, ``num_rel_ret``, as trec_eval;
-      geometric mean with trec_eval's 1e-5 floor for ``gm_map`` and ``gm_bpref``).
-      A qrels query missing from the run was scored on an empty ranking (trec_eval
-      ``-c``); queries only in the run were ignored.  Any accepted spelling works:
-      ``res["P_5"]`` is ``res["precision@5"]``.
-    * ``res.per_query(name)`` – ``{query_id: value}`` for every scored query.
-    * ``res.missing_queries`` / ``res.ignored_queries`` – filled / dropped queries.
-    * ``res.values`` – the ``queries x metrics`` array, rows in ``res.query_ids``
-      order, columns in ``res.metrics`` order.
-    """
-
-    def __init__(
-        self,
-        metrics: list[Metric],
-        query_ids: list[str],
-        values: np.ndarray,
-        missing_queries: list[str],
-        ignored_queries: list[str],
-        relevance_level: float,
-    ) -> None:
-        values.setflags(write=False)
-        self.metrics = metrics
-        self.query_ids = query_ids
-        self.values = values
-        self.missing_queries = missing_queries
-        self.ignored_queries = ignored_queries
-        self.relevance_level = relevance_level
-        self._column = {m: j for j, m in enumerate(metrics)}
-
-    @property
-    def names(self) -> list[str]:
-        """Canonical metric names, in column order."""
-        return [m.name for m in self.metrics]
-
-    def _col(self, name: str | Metric) -> int:
-        m = parse_metric(name)
-        try:
-            return self._column[m]
-        except KeyError:
-            raise KeyError(
-                f"{m.name!r} was not computed; computed: {', '.join(self.names)}"
-            ) from None
-
-    def __getitem__(self, name: str | Metric) -> float:
-        j = self._col(name)
-        col = self.values[:, j]
-        if self.metrics[j].aggregate == "sum":
-            return float(col.sum())
-        if self.metrics[j].aggregate == "gmean":  # trec_eval part A: gm_map, gm_bpref
-            total = 0.0
-            for v in col.tolist():  # in query order, as trec_eval
-                total += math.log(max(v, 1e-5))
-            return math.exp(total / len(col)) if len(col) else 0.0
-        return float(col.mean())
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, (str, Metric)):
-            return False
-        try:
-            self._col(name)
-        except (KeyError, ValueError):
-            return False
-        return True
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.metrics)
-
-    def keys(self) -> list[str]:
-        return self.names
-
-    def per_query(self, name: str | Metric) -> dict[str, float]:
-        col = self.values[:, self._col(name)].tolist()
-        return dict(zip(self.query_ids, col))
-
-    def to_dict(self) -> dict[str, float]:
-        """``{metric name: aggregate}``."""
-        return {m.name: self[m] for m in self.metrics}
-
-    def to_pandas(self) -> Any:
-        """Per-query scores as a ``pandas.DataFrame`` (index: query id)."""
-        import pandas as pd
-
-        df = pd.DataFrame(self.values, index=pd.Index(self.query_ids, name="query_id"))
-        df.columns = self.names
-        return df
-
-    def __repr__(self) -> str:
-        width = max((len(n) for n in self.names), default=6)
-        lines = [f"Results({len(self.query_ids)} queries)"]
-        for m in self.metrics:
-            lines.append(f"  {m.name:<{width}}  {self[m]:.4f}")
-        return "\n".join(lines)
-
-
-def _check_level(relevance_level: Any) -> float:
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
-        raise RanklensInputError(
-            f"relevance_level must be a number, got {type(relevance_level).__name__}"
-        )
-    level = float(relevance_level)
-    if not math.isfinite(level):
-        raise RanklensInputError("relevance_level must be finite")
-    return level
-
-
-def _positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:
-    """``value`` if it is a positive ``int`` (a ``bool`` is not), or ``None`` when
-    ``none_ok``; else a :class:`RanklensInputError` naming the argument."""
-    if value is None and none_ok:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        allowed = "a positive int or None" if none_ok else "a positive int"
-        raise RanklensInputError(f"{name} must be {allowed}, got {value!r}")
-    return value
-
-
-def _check_threads(threads: Any) -> int | None:
-    return _positive_int(threads, "threads", none_ok=True)
-
-
-def _check_max_docs(max_docs: Any) -> None:
-    _positive_int(max_docs, "max_docs", none_ok=True)
+__all__ = ["Results", "evaluate"]  # Results re-exported for old imports
 
 
 def evaluate(
@@ -183,9 +53,9 @@ def evaluate(
     ``UnknownMetricError`` before anything is scored.
     """
     ms = parse_metrics(metrics)
-    level = _check_level(relevance_level)
-    nthreads = _check_threads(threads)
-    _check_max_docs(max_docs)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    check_max_docs(max_docs)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:

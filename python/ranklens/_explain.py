@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ranklens._checks import positive_int
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._evaluate import _positive_int, evaluate
+from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -199,7 +200,7 @@ def explain(
     ``metrics`` (default ndcg, P, recall, map and mrr at ``k``): any names
     :func:`ranklens.evaluate` accepts; the values are ``evaluate``'s.
     """
-    _positive_int(k, "k")
+    positive_int(k, "k")
     q, r = as_qrels(qrels), as_run(run)
     qid = str(query_id)
     if qid not in q:

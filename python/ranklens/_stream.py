@@ -7,15 +7,16 @@ from collections.abc import Iterable
 from typing import Union
 
 from ranklens import _ranklens
-from ranklens._data import Qrels, _round_f32
-from ranklens._evaluate import (
-    Results,
-    _check_level,
-    _check_max_docs,
-    _check_threads,
-    _positive_int,
+from ranklens._checks import (
+    check_level,
+    check_max_docs,
+    check_score_precision,
+    check_threads,
+    positive_int,
 )
+from ranklens._data import Qrels
 from ranklens._names import Metric, parse_metrics
+from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
 __all__ = ["evaluate_files"]
@@ -95,11 +96,11 @@ def _evaluate_files(
 ) -> tuple[Results, str | None]:
     """`evaluate_files`, also returning the run's tag (first line; for the CLI)."""
     ms = parse_metrics(metrics)
-    level = _check_level(relevance_level)
-    nthreads = _check_threads(threads)
-    _check_max_docs(max_docs)
-    _positive_int(chunk_rows, "chunk_rows")
-    round_f32 = _round_f32(score_precision)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    check_max_docs(max_docs)
+    positive_int(chunk_rows, "chunk_rows")
+    round_f32 = check_score_precision(score_precision)
     q = qrels_path if isinstance(qrels_path, Qrels) else Qrels.from_trec(qrels_path)
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")

@@ -23,9 +23,10 @@ import sys
 from collections.abc import Sequence
 
 from ranklens._data import Qrels, Run
-from ranklens._evaluate import Results, evaluate
+from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
 from ranklens._progress import reading
+from ranklens._results import Results
 from ranklens._stream import _evaluate_files
 from ranklens.errors import RanklensInputError
 

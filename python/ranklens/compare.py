@@ -110,8 +110,9 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._checks import check_threads, positive_int
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._evaluate import _check_threads, _positive_int, evaluate
+from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens.errors import RanklensInputError
 
@@ -355,7 +356,7 @@ def _check_settings(
             or not (0.0 < float(value) < 1.0)
         ):
             raise RanklensInputError(f"{what} must be a number in (0, 1), got {value!r}")
-    _positive_int(n_resamples, "n_resamples")
+    positive_int(n_resamples, "n_resamples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not (0 <= seed < 2**64):
         raise RanklensInputError(f"seed must be an int in [0, 2**64), got {seed!r}")
     if exact not in (None, True, False):
@@ -399,7 +400,7 @@ def compare(
     Raises :class:`~ranklens.errors.RanklensInputError` on bad input.
     """
     _check_settings(test, correction, alpha, n_resamples, seed, confidence, correction_scope, exact)
-    nthreads = _check_threads(threads)
+    nthreads = check_threads(threads)
     ms = parse_metrics(metrics)
     names_metrics = [m.name for m in ms]
     dup_metrics = sorted({n for n in names_metrics if names_metrics.count(n) > 1})

@@ -1,0 +1,59 @@
+"""Argument checks every entry point shares.
+
+One place for the rules and the wording of the messages: a relevance level is a
+finite number, counts (threads, max_docs, chunk_rows, n_resamples, k, ...) are
+positive ints (a ``bool`` is not), a score precision is ``"f64"`` or ``"f32"``.
+Each failure is a :class:`~ranklens.errors.RanklensInputError` naming the
+argument.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ranklens.errors import RanklensInputError
+
+__all__ = [
+    "check_level",
+    "check_max_docs",
+    "check_score_precision",
+    "check_threads",
+    "positive_int",
+]
+
+
+def check_level(relevance_level: Any) -> float:
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
+        raise RanklensInputError(
+            f"relevance_level must be a number, got {type(relevance_level).__name__}"
+        )
+    level = float(relevance_level)
+    if not math.isfinite(level):
+        raise RanklensInputError("relevance_level must be finite")
+    return level
+
+
+def positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:
+    """``value`` if it is a positive ``int`` (a ``bool`` is not), or ``None`` when
+    ``none_ok``; else a :class:`RanklensInputError` naming the argument."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        allowed = "a positive int or None" if none_ok else "a positive int"
+        raise RanklensInputError(f"{name} must be {allowed}, got {value!r}")
+    return value
+
+
+def check_threads(threads: Any) -> int | None:
+    return positive_int(threads, "threads", none_ok=True)
+
+
+def check_max_docs(max_docs: Any) -> None:
+    positive_int(max_docs, "max_docs", none_ok=True)
+
+
+def check_score_precision(score_precision: str) -> bool:
+    if score_precision not in ("f64", "f32"):
+        raise RanklensInputError(f"score_precision must be 'f64' or 'f32', got {score_precision!r}")
+    return score_precision == "f32"

@@ -1,0 +1,255 @@
+"""`Qrels`: relevance judgments, plain or grouped, from every format ranklens reads."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ranklens import _ranklens
+from ranklens._data._side import PathLike, Side, column_names
+from ranklens._io._common import DOC, QUERY
+from ranklens.errors import RanklensInputError
+
+__all__ = ["Qrels"]
+
+
+class Qrels(Side):
+    """Relevance judgments: per query, document id -> label (int or float).
+
+    Labels are kept exactly as given (float labels are not truncated).  A
+    label >= the relevance level is relevant; a negative label means "in the
+    pool but not judged" (trec_eval): never relevant, not judged non-relevant.
+
+    >>> qrels = Qrels({"q1": {"d1": 2, "d7": 0}})
+    """
+
+    _kind = "qrels"
+
+    def __init__(self, data: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        arrays = _ranklens.encode_mapping({} if data is None else data, "qrels")
+        super().__init__(arrays)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, float]]) -> Qrels:
+        """From ``{query_id: {doc_id: label}}``."""
+        return cls(data)
+
+    @classmethod
+    def _from_arrays(cls, arrays: tuple[np.ndarray, ...]) -> Qrels:
+        obj = cls.__new__(cls)
+        Side.__init__(obj, arrays)
+        return obj
+
+    @classmethod
+    def from_trec(cls, path: str | os.PathLike[str]) -> Qrels:
+        """Read a TREC qrels file (``qid iter docno label``; ``.gz`` ok; ``-`` = stdin).
+
+        Exactly four fields per line; blank lines and ``#`` comment lines are
+        skipped; float labels are kept.  A malformed line raises
+        :class:`~ranklens.errors.ParseError` naming the file and line.
+        """
+        arrays, _ = _ranklens.read_trec(os.fspath(path), "qrels", False)
+        return cls._from_arrays(arrays)
+
+    def to_trec(self, path: str | os.PathLike[str]) -> None:
+        """Write a TREC qrels file (``.gz`` compressed; ``-`` = stdout)."""
+        _ranklens.write_trec(os.fspath(path), "qrels", self.arrays)
+
+    @classmethod
+    def from_groups(
+        cls,
+        gt: Mapping[str, Sequence[Any]] | Sequence[Sequence[Any]],
+        query_ids: Sequence[str] | None = None,
+        labels: Mapping[str, Sequence[float]] | Sequence[Sequence[float]] | None = None,
+    ) -> Qrels:
+        """Grouped ground truth (RAG): per query, a list of groups of doc ids.
+
+        ``gt`` is a mapping query id -> groups, or a sequence with one entry per
+        query (ids from ``query_ids``, default ``"0"``, ``"1"``, ...).  A group is
+        a list of interchangeable documents: one unit of needed information.  A
+        bare id instead of a list is a group of one, so a plain list of ids means
+        one group per id.  ``labels``: one label per group (default 1), same shape.
+
+        Semantics: a group is satisfied at the rank of its first retrieved member,
+        which carries the group's label; later members of a satisfied group count
+        as non-relevant.  recall@k = satisfied groups / groups; precision@k =
+        groups satisfied in the top k / k; mrr = 1 / rank of the first satisfied
+        group; AP and nDCG are computed on the ranking relabelled that way, with
+        R = number of groups and the ideal ranking holding one member per group.
+        The judged pool (bpref's N, fallout) holds each group's label once and a
+        judged non-relevant 0 for each of its other members.  With singleton
+        groups every metric equals the ordinary one.  :meth:`groups` gives the
+        groups back.
+
+        >>> qrels = Qrels.from_groups({"q1": [["test-1", "test-2"], ["test-3"]]})
+        """
+        if isinstance(gt, Mapping):
+            if query_ids is not None:
+                raise RanklensInputError("query_ids is only for a sequence ground truth")
+            keys = list(gt.keys())
+            rows = [gt[k] for k in keys]
+        else:
+            rows = list(gt)
+            keys = list(range(len(rows))) if query_ids is None else list(query_ids)
+            if len(keys) != len(rows):
+                raise RanklensInputError(f"{len(keys)} query ids for {len(rows)} ground-truth rows")
+            if len(set(map(str, keys))) != len(keys):
+                raise RanklensInputError("query_ids holds duplicates")
+        if labels is None:
+            label_rows: list[Any] = [None] * len(rows)
+        elif isinstance(labels, Mapping):
+            label_rows = [labels.get(k) for k in keys]
+        else:
+            label_rows = list(labels)
+            if len(label_rows) != len(rows):
+                raise RanklensInputError(
+                    f"{len(label_rows)} label rows for {len(rows)} ground-truth rows"
+                )
+        return cls._from_arrays(_ranklens.encode_groups(list(zip(keys, rows, label_rows))))
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self._values
+
+    @property
+    def grouped(self) -> bool:
+        """Whether these qrels hold grouped ground truth (see ``from_groups``)."""
+        return len(self._extra) > 0
+
+    def groups(self) -> dict[str, list[tuple[float, list[str]]]]:
+        """Grouped ground truth back: ``{query_id: [(label, [doc ids]), ...]}``.
+
+        Groups in their given order, members in storage order.  Plain qrels give
+        one group per document (``[(label, [doc])]``), which evaluates the same.
+        """
+        vocab = self.doc_vocabulary
+        offsets = self._offsets.tolist()
+        docs = self._doc_ids.tolist()
+        labels = self._values.tolist()
+        extra = self._extra.tolist() if self.grouped else None
+        out: dict[str, list[tuple[float, list[str]]]] = {}
+        for i, q in enumerate(self.query_ids):
+            a, b = offsets[i], offsets[i + 1]
+            if extra is None:
+                out[q] = [(labels[j], [vocab[docs[j]]]) for j in range(a, b)]
+                continue
+            by_group: dict[int, tuple[float, list[str]]] = {}
+            for j in range(a, b):
+                by_group.setdefault(extra[j], (labels[j], []))[1].append(vocab[docs[j]])
+            out[q] = [by_group[g] for g in sorted(by_group)]
+        return out
+
+    # -- other formats (ranklens._io, imported when called) -----------------------
+    @classmethod
+    def from_pandas(
+        cls,
+        df: Any,
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+    ) -> Qrels:
+        """From a pandas DataFrame with query id, doc id and label columns.
+
+        Ids may be str, integer (written in decimal) or categorical columns;
+        labels any numeric column (float labels kept).  A null, a non-numeric
+        label or a document listed twice for a query raises
+        :class:`~ranklens.errors.RanklensInputError` naming the row or the query and
+        document.
+        """
+        from ranklens._io import _frames
+
+        return cls._from_arrays(
+            _frames.from_pandas("qrels", df, column_names(query_col, doc_col, label_col))
+        )
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+    ) -> Qrels:
+        """From a pyarrow Table or RecordBatch (string, large_string, dictionary or
+        integer id columns; chunked and sliced columns are read without copies)."""
+        from ranklens._io import _arrow
+
+        return cls._from_arrays(
+            _arrow.from_arrow("qrels", table, column_names(query_col, doc_col, label_col))
+        )
+
+    @classmethod
+    def from_polars(
+        cls, df: Any, *, query_col: str = QUERY, doc_col: str = DOC, label_col: str = "relevance"
+    ) -> Qrels:
+        """From a polars DataFrame (or LazyFrame, collected); needs pyarrow."""
+        from ranklens._io import _frames
+
+        return cls._from_arrays(
+            _frames.from_polars("qrels", df, column_names(query_col, doc_col, label_col))
+        )
+
+    @classmethod
+    def from_parquet(
+        cls,
+        path: PathLike,
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+    ) -> Qrels:
+        """From a Parquet file (only the three columns are read); needs pyarrow."""
+        from ranklens._io import _frames
+
+        return cls._from_arrays(
+            _frames.from_parquet("qrels", path, column_names(query_col, doc_col, label_col))
+        )
+
+    @classmethod
+    def from_json(cls, path_or_dict: Any) -> Qrels:
+        """From ranx's JSON layout ``{query_id: {doc_id: label}}``: a file path
+        (``.gz`` ok) or the already loaded dict."""
+        from ranklens._io import _json
+
+        return cls.from_dict(_json.load_json(path_or_dict))
+
+    @classmethod
+    def from_jsonl(
+        cls,
+        path: PathLike,
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+    ) -> Qrels:
+        """From JSON Lines, one ``{"query_id", "doc_id", "relevance"}`` object per
+        line (other keys ignored; blank lines skipped; ``.gz`` ok)."""
+        from ranklens._io import _json
+
+        return cls._from_arrays(
+            _json.from_jsonl("qrels", path, column_names(query_col, doc_col, label_col))
+        )
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Any],
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+    ) -> Qrels:
+        """From an iterable of records, e.g. ``ir_datasets``' ``dataset.qrels_iter()``:
+        objects with attributes ``query_id``, ``doc_id``, ``relevance`` (named
+        tuples; other fields ignored), mappings with those keys, or plain
+        ``(query_id, doc_id, relevance)`` tuples.  ir_datasets is not imported."""
+        from ranklens._io import _records
+
+        return cls._from_arrays(
+            _records.from_records("qrels", records, column_names(query_col, doc_col, label_col))
+        )
