@@ -1,4 +1,4 @@
-"""Renderings of a :class:`ranklens.compare.Comparison`: text, Markdown, LaTeX,
+"""`Comparison` (what `compare` returns) and its renderings: text, Markdown, LaTeX,
 HTML, JSON.
 
 The pairwise formats (text, Markdown, HTML, JSON) list one row per (metric,
@@ -13,11 +13,170 @@ import html
 import json
 import math
 import string
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass
+from typing import Any
 
-if TYPE_CHECKING:
-    from ranklens.compare import Comparison, PairResult
+import numpy as np
 
+from ranklens._names import Metric, parse_metric
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One (metric, run, other) comparison; ``diff = mean - other_mean``."""
+
+    metric: str
+    run: str
+    other: str
+    mean: float
+    other_mean: float
+    diff: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    effect_size: float
+    ci_low: float
+    ci_high: float
+    wins: int
+    ties: int
+    losses: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+COLUMNS = tuple(PairResult.__dataclass_fields__)
+
+
+class Comparison:
+    """The result of :func:`compare`.
+
+    * ``results`` – list of :class:`PairResult`, metric-major, pairs in order;
+      ``result(metric, run, other)`` finds one (either order of the two runs).
+    * ``runs`` (names), ``metrics`` (:class:`Metric`), ``query_ids`` (the qrels
+      queries every score is over), ``scores[run]`` (``queries x metrics``
+      array), ``means[run][metric name]``.
+    * ``missing_queries[run]`` – qrels queries absent from the run (scored on an
+      empty ranking); ``ignored_queries[run]`` – run queries not in the qrels.
+    * ``test``, ``correction``, ``correction_scope``, ``alpha``, ``baseline``,
+      ``n_resamples``, ``seed``, ``confidence`` – the settings used.
+    * ``to_pandas()``, ``to_markdown()``, ``to_latex()``, ``to_html()``,
+      ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table.
+    """
+
+    def __init__(
+        self,
+        *,
+        runs: list[str],
+        metrics: list[Metric],
+        query_ids: list[str],
+        scores: dict[str, np.ndarray],
+        missing_queries: dict[str, list[str]],
+        ignored_queries: dict[str, list[str]],
+        results: list[PairResult],
+        settings: dict[str, Any],
+    ) -> None:
+        self.runs = runs
+        self.metrics = metrics
+        self.query_ids = query_ids
+        self.scores = scores
+        self.missing_queries = missing_queries
+        self.ignored_queries = ignored_queries
+        self.results = results
+        self.settings = settings
+        for key, value in settings.items():
+            setattr(self, key, value)
+        self.means = {
+            r: {m.name: float(scores[r][:, j].mean()) for j, m in enumerate(metrics)} for r in runs
+        }
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def result(self, metric: str | Metric, run: str, other: str) -> PairResult:
+        """The comparison of ``run`` and ``other`` on ``metric``.
+
+        If it was computed the other way round, the mirrored row is returned
+        (``diff``, ``effect_size``, the CI and wins/losses negated or swapped).
+        """
+        name = parse_metric(metric).name
+        for r in self.results:
+            if r.metric != name:
+                continue
+            if (r.run, r.other) == (run, other):
+                return r
+            if (r.run, r.other) == (other, run):
+                return PairResult(
+                    metric=name,
+                    run=run,
+                    other=other,
+                    mean=r.other_mean,
+                    other_mean=r.mean,
+                    diff=-r.diff,
+                    p_value=r.p_value,
+                    p_adjusted=r.p_adjusted,
+                    significant=r.significant,
+                    effect_size=-r.effect_size,
+                    ci_low=-r.ci_high,
+                    ci_high=-r.ci_low,
+                    wins=r.losses,
+                    ties=r.ties,
+                    losses=r.wins,
+                )
+        raise KeyError(f"no comparison of {run!r} and {other!r} on {name!r}")
+
+    def per_query(self, run: str, metric: str | Metric) -> dict[str, float]:
+        """``{query id: score}`` of ``run`` on ``metric``."""
+        j = self.metric_names.index(parse_metric(metric).name)
+        return dict(zip(self.query_ids, self.scores[run][:, j].tolist()))
+
+    def beats(self, metric: str | Metric) -> dict[str, list[str]]:
+        """For each run, the runs it is significantly better than on ``metric``."""
+        name = parse_metric(metric).name
+        out: dict[str, list[str]] = {r: [] for r in self.runs}
+        for r in self.results:
+            if r.metric == name and r.significant and r.diff != 0:
+                winner, loser = (r.run, r.other) if r.diff > 0 else (r.other, r.run)
+                out[winner].append(loser)
+        order = {r: i for i, r in enumerate(self.runs)}
+        return {k: sorted(v, key=order.__getitem__) for k, v in out.items()}
+
+    # -- reports (the renderings below) ---------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return to_json(self, indent)
+
+    def to_pandas(self) -> Any:
+        """One row per (metric, run, other): the :data:`COLUMNS` of :class:`PairResult`."""
+        import pandas as pd
+
+        return pd.DataFrame([r.to_dict() for r in self.results], columns=list(COLUMNS))
+
+    def to_markdown(self, digits: int = 4) -> str:
+        return to_markdown(self, digits)
+
+    def to_latex(
+        self, digits: int = 4, caption: str | None = None, label: str | None = None
+    ) -> str:
+        return to_latex(self, digits, caption, label)
+
+    def to_html(self, digits: int = 4) -> str:
+        return to_html(self, digits)
+
+    def __str__(self) -> str:
+        return to_text(self)
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+# -- renderings ------------------------------------------------------------------
 _HEADERS = (
     "metric",
     "run",
