@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ranklens import _progress
-from ranklens.cli import main
+from ranklens.cli import _progress, main
 
 DATA = Path(__file__).parent / "data"
 QRELS = str(DATA / "qrels.test")

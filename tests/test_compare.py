@@ -521,7 +521,7 @@ def _write_trec(tmp_path, n=12):
 def test_cli(tmp_path, capsys):
     if not hasattr(ranklens.Qrels, "from_trec") or not hasattr(Run, "from_trec"):
         pytest.skip("TREC readers not available")
-    from ranklens._cli_compare import main
+    from ranklens.cli._compare import main
 
     qrels, runs = _write_trec(tmp_path)
     assert main([qrels, *runs, "-m", "map", "-m", "P@5", "--n-resamples", "500"]) == 0
@@ -548,7 +548,7 @@ def test_cli_plot(tmp_path, capsys):
     if not hasattr(ranklens.Qrels, "from_trec"):
         pytest.skip("TREC readers not available")
     pytest.importorskip("matplotlib")
-    from ranklens._cli_compare import main
+    from ranklens.cli._compare import main
 
     qrels, runs = _write_trec(tmp_path)
     out = tmp_path / "plot.png"

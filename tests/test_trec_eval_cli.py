@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ranklens import cli
-from ranklens._trec_eval_cli import main
+from ranklens.cli._trec_eval import main
 
 DATA = Path(__file__).parent / "data"
 

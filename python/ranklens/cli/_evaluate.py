@@ -1,16 +1,4 @@
-"""The ``ranklens`` command line: TREC files in, a table out.
-
-    ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|csv|json|jsonl]
-             [--ties trec|input|expected] [--stream]
-
-A progress bar is shown on stderr while a large file loads, when stderr is a
-terminal. [--stream]
-    ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
-    ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
-
-Exit status: 0 on success, 2 on a usage error, 1 on bad data (one line on
-stderr naming the file and line; nothing on stdout).
-"""
+"""``ranklens QRELS RUN [RUN ...]``: TREC files in, a table out."""
 
 from __future__ import annotations
 
@@ -20,14 +8,13 @@ import io
 import json
 import os
 import sys
-from collections.abc import Sequence
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
-from ranklens._progress import reading
 from ranklens._results import Results
 from ranklens._stream import _evaluate_files
+from ranklens.cli._progress import reading
 from ranklens.errors import RanklensInputError
 
 _DEFAULT_METRICS = ["map", "ndcg", "ndcg@10", "P@10", "recall@100", "mrr", "bpref", "r_precision"]
@@ -132,19 +119,8 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
     return "\n".join(lines)
 
 
-_SUBCOMMANDS = {
-    "compare": "ranklens._cli_compare",
-    "trec_eval": "ranklens._trec_eval_cli",
-}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in _SUBCOMMANDS:
-        import importlib
-
-        module = importlib.import_module(_SUBCOMMANDS[argv[0]])
-        return int(module.main(argv[1:]))
+def main(argv: list[str]) -> int:
+    """``ranklens QRELS RUN ...``: the exit status."""
     args = _parser().parse_args(argv)
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)
@@ -183,7 +159,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     sys.stdout.write(_render(results, args.per_query, args.format) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -48,24 +48,30 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Callable, Union
 
 import numpy as np
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
-from ranklens._names import Metric, parse_metric
+from ranklens._names import Metric
 from ranklens._relstring import relstring_of
+from ranklens.cli._trec_eval_measures import (
+    BY_NAME,
+    MAXLONG,
+    MEASURES,
+    NICKNAMES,
+    Meas,
+    Opts,
+    UsageError,
+)
 from ranklens.errors import RanklensInputError
 
-__all__ = ["console_main", "main"]
+__all__ = ["main"]
 
 _PROG = "ranklens trec_eval"
 _MISSING_Z = -1000000.0
 _MIN_GEO_MEAN = 0.00001
 _BOGUS_DOC = "ceci_nest_pas_un_docno"
-_MAXLONG = sys.maxsize
 
 _USAGE = (
     "Usage: ranklens trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file\n"
@@ -101,10 +107,6 @@ trec_eval 10.0's command line; numbers computed by ranklens.
 )
 
 
-class _UsageError(Exception):
-    """Bad command line: exit status 2."""
-
-
 # ---------------------------------------------------------------------------
 # C number parsing (atol / atof prefixes)
 
@@ -129,252 +131,6 @@ def _atof(s: str) -> float:
 def _lround(x: float) -> int:
     """C ``lround``: half away from zero."""
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
-
-
-# ---------------------------------------------------------------------------
-# The measure table (measures.c order)
-
-# A slot's source: a ranklens Metric, ("11pt", [Metric per recall point], points),
-# ("const", value), or ("relstring", length).
-Source = Union[Metric, tuple]
-
-
-@dataclass
-class _Slot:
-    name: str
-    source: Source
-
-
-@dataclass(frozen=True)
-class _Meas:
-    name: str
-    init: str  # "empty", "s", "cut_long", "cut_double", "p_double", "p_pair"
-    fmt: str  # "double", "long", "runid", "relstring"
-    single: bool  # printed per query
-    avg: str  # "mean", "sum", "gm", "num_q", "num_rel", "none"
-    defaults: tuple = ()  # default cutoffs / params
-    build: Callable[..., list] | None = None  # (measure, params, opts) -> slots
-    supported: bool = True
-
-
-def _m(family: str, k: int | None = None, **params: float) -> Metric:
-    return parse_metric(Metric(family, k, None, tuple(sorted(params.items()))))
-
-
-def _single(family: str) -> Callable[..., list]:
-    return lambda me, params, opts: [_Slot(me.name, _m(family))]
-
-
-def _cut_long(family: str) -> Callable[..., list]:
-    return lambda me, cuts, opts: [_Slot(f"{me.name}_{k}", _m(family, k)) for k in cuts]
-
-
-def _cut_double(family: str, key: str) -> Callable[..., list]:
-    return lambda me, cuts, opts: [
-        _Slot(f"{me.name}_{x:3.2f}", _m(family, **{key: x})) for x in cuts
-    ]
-
-
-def _p_name(me: _Meas, printable: str | None) -> str:
-    return me.name if printable is None else f"{me.name}_{printable}"
-
-
-def _build_utility(me: _Meas, p: tuple, opts: _Opts) -> list:
-    values, printable = p
-    if len(values) != 4:
-        raise _UsageError(f"measure 'utility' needs exactly 4 parameters, got {len(values)}")
-    a, b, c, d = values
-    extra = {"num_docs": float(opts.num_docs)} if opts.num_docs else {}
-    return [_Slot(_p_name(me, printable), _m("utility", a=a, b=b, c=c, d=d, **extra))]
-
-
-def _build_set_f(me: _Meas, p: tuple, opts: _Opts) -> list:
-    values, printable = p
-    return [_Slot(_p_name(me, printable), _m("set_f", beta=values[0]))]
-
-
-def _build_11pt(me: _Meas, p: tuple, opts: _Opts) -> list:
-    values, printable = p
-    metrics = [_m("iprec_at_recall", recall=x) for x in values]
-    extra = [_m("num_rel"), _m("num_rel_ret"), _m("iprec_at_recall", recall=0.0)]
-    return [_Slot(_p_name(me, printable), ("11pt", metrics, list(values), extra))]
-
-
-def _build_relstring(me: _Meas, p: tuple, opts: _Opts) -> list:
-    values, printable = p
-    return [_Slot(_p_name(me, printable), ("relstring", int(values[0])))]
-
-
-def _gains_builder(family: str) -> Callable[..., list]:
-    def build(me: _Meas, p: tuple, opts: _Opts) -> list:
-        pairs, printable = p
-        params: dict[str, float] = {}
-        for key, value in pairs:
-            body = key[1:] if key[:1] in "+-" else key
-            if body and body.isdigit() and body.isascii():
-                label = int(key)
-                if label < 0:
-                    raise _UsageError(
-                        f"measure '{me.name}': gains of negative labels are not supported"
-                    )
-                params.setdefault(f"gain{label}", value)  # the first listing wins
-            elif key == "p" and family in ("rbp", "rbp_resid"):
-                params["p"] = value  # the last listing wins
-            # trec_eval ignores any other key
-        return [_Slot(_p_name(me, printable), _m(family, **params))]
-
-    return build
-
-
-_L5 = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_R11 = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-
-def _unsupported(name: str, init: str = "s") -> _Meas:
-    return _Meas(name, init, "double", True, "mean", supported=False)
-
-
-_MEASURES: list[_Meas] = [
-    _Meas("runid", "empty", "runid", False, "none"),
-    _Meas(
-        "num_q",
-        "s",
-        "long",
-        False,
-        "num_q",
-        build=lambda me, p, o: [_Slot("num_q", ("const", 1.0))],
-    ),
-    _Meas("num_ret", "s", "long", True, "sum", build=_single("num_ret")),
-    _Meas("num_rel", "s", "long", True, "num_rel", build=_single("num_rel")),
-    _Meas("num_rel_ret", "s", "long", True, "sum", build=_single("num_rel_ret")),
-    _Meas("map", "s", "double", True, "mean", build=_single("map")),
-    _Meas("gm_map", "s", "double", False, "gm", build=_single("gm_map")),
-    _Meas("Rprec", "s", "double", True, "mean", build=_single("r_precision")),
-    _Meas("bpref", "s", "double", True, "mean", build=_single("bpref")),
-    _Meas("recip_rank", "s", "double", True, "mean", build=_single("mrr")),
-    _Meas(
-        "iprec_at_recall",
-        "cut_double",
-        "double",
-        True,
-        "mean",
-        _R11,
-        _cut_double("iprec_at_recall", "recall"),
-    ),
-    _Meas("P", "cut_long", "double", True, "mean", _L5, _cut_long("precision")),
-    _Meas("relstring", "p_double", "relstring", True, "none", (10.0,), _build_relstring),
-    _Meas("recall", "cut_long", "double", True, "mean", _L5, _cut_long("recall")),
-    _Meas("infAP", "s", "double", True, "mean", build=_single("inf_ap")),
-    _Meas("gm_bpref", "s", "double", False, "gm", build=_single("gm_bpref")),
-    _Meas(
-        "Rprec_mult",
-        "cut_double",
-        "double",
-        True,
-        "mean",
-        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-        _cut_double("rprec_mult", "mult"),
-    ),
-    _Meas("utility", "p_double", "double", True, "mean", (1.0, -1.0, 0.0, 0.0), _build_utility),
-    _Meas("11pt_avg", "p_double", "double", True, "mean", _R11, _build_11pt),
-    _Meas("binG", "s", "double", True, "mean", build=_single("bin_g")),
-    _Meas("G", "p_pair", "double", True, "mean", build=_gains_builder("g")),
-    _Meas("dcg", "p_pair", "double", True, "mean", build=_gains_builder("dcg")),
-    _unsupported("ideal_dcg", "p_pair"),
-    _Meas("ndcg", "p_pair", "double", True, "mean", build=_gains_builder("ndcg")),
-    _Meas("ndcg_rel", "p_pair", "double", True, "mean", build=_gains_builder("ndcg_rel")),
-    _Meas("Rndcg", "p_pair", "double", True, "mean", build=_gains_builder("rndcg")),
-    _Meas("ndcg_cut", "cut_long", "double", True, "mean", _L5, _cut_long("ndcg")),
-    _Meas("map_cut", "cut_long", "double", True, "mean", _L5, _cut_long("map")),
-    _Meas("relative_P", "cut_long", "double", True, "mean", _L5, _cut_long("relative_precision")),
-    _Meas("success", "cut_long", "double", True, "mean", (1, 5, 10), _cut_long("hit_rate")),
-    _Meas("set_P", "s", "double", True, "mean", build=_single("precision")),
-    _Meas("set_relative_P", "s", "double", True, "mean", build=_single("relative_precision")),
-    _Meas("set_recall", "s", "double", True, "mean", build=_single("recall")),
-    _Meas("set_map", "s", "double", True, "mean", build=_single("set_map")),
-    _Meas("set_F", "p_double", "double", True, "mean", (1.0,), _build_set_f),
-    _Meas(
-        "num_nonrel_judged_ret", "s", "long", True, "sum", build=_single("num_nonrel_judged_ret")
-    ),
-    *[
-        _unsupported(n)
-        for n in (
-            "prefs_num_prefs_poss",
-            "prefs_num_prefs_ful",
-            "prefs_num_prefs_ful_ret",
-            "prefs_simp",
-            "prefs_pair",
-            "prefs_avgjg",
-            "prefs_avgjg_Rnonrel",
-            "prefs_simp_ret",
-            "prefs_pair_ret",
-            "prefs_avgjg_ret",
-            "prefs_avgjg_Rnonrel_ret",
-            "prefs_simp_imp",
-            "prefs_pair_imp",
-            "prefs_avgjg_imp",
-            "map_avgjg",
-        )
-    ],
-    _unsupported("P_avgjg", "cut_long"),
-    _unsupported("Rprec_mult_avgjg", "cut_double"),
-    _unsupported("yaap"),
-    _Meas("rbp", "p_pair", "double", True, "mean", build=_gains_builder("rbp")),
-    _Meas("rbp_resid", "p_pair", "double", True, "mean", build=_gains_builder("rbp_resid")),
-    _Meas("unj", "cut_long", "double", True, "mean", (5, 10, 20), _cut_long("unjudged")),
-]
-_BY_NAME = {me.name: me for me in _MEASURES}
-
-_NICKNAMES: dict[str, list[str]] = {
-    "official": [
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
-    ],
-    "set": [
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-        "set_recall", "set_relative_P", "set_map", "set_F",
-    ],
-    "all_trec": [
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
-        "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
-        "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
-        "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
-        "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
-        "num_nonrel_judged_ret",
-    ],
-    "all_prefs": [
-        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
-        "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
-        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
-    ],
-    "prefs": [
-        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
-    ],
-    "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
-}  # fmt: skip
-
-
-# ---------------------------------------------------------------------------
-# Options
-
-
-@dataclass
-class _Opts:
-    query: bool = False
-    complete: bool = False
-    summary: bool = True
-    judged_only: bool = False
-    level: int = 1
-    num_docs: int = 0
-    max_docs: int = _MAXLONG
-    rel_format: str = "qrels"
-    results_format: str = "trec_results"
-    zscores: str | None = None
-    debug_query: str | None = None
-    help: bool = False
 
 
 _SHORT = {  # flag -> takes an argument
@@ -417,15 +173,15 @@ def _getopt(argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
             hits = [n for n in _LONG if n == name] or [n for n in _LONG if n.startswith(name)]
             if len(hits) != 1:
                 what = "ambiguous" if hits else "unrecognized"
-                raise _UsageError(f"{what} option '--{name}'")
+                raise UsageError(f"{what} option '--{name}'")
             flag, takes = _LONG[hits[0]]
             if takes and not eq:
                 if i >= len(argv):
-                    raise _UsageError(f"option '--{hits[0]}' requires an argument")
+                    raise UsageError(f"option '--{hits[0]}' requires an argument")
                 value = argv[i]
                 i += 1
             elif not takes and eq:
-                raise _UsageError(f"option '--{hits[0]}' doesn't allow an argument")
+                raise UsageError(f"option '--{hits[0]}' doesn't allow an argument")
             opts.append((flag, value))
             continue
         if a.startswith("-") and a != "-":
@@ -434,7 +190,7 @@ def _getopt(argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
                 flag = a[j]
                 j += 1
                 if flag not in _SHORT:
-                    raise _UsageError(f"invalid option -- '{flag}'")
+                    raise UsageError(f"invalid option -- '{flag}'")
                 if _SHORT[flag]:
                     if j < len(a):
                         value = a[j:]
@@ -442,7 +198,7 @@ def _getopt(argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
                         value = argv[i]
                         i += 1
                     else:
-                        raise _UsageError(f"option requires an argument -- '{flag}'")
+                        raise UsageError(f"option requires an argument -- '{flag}'")
                     opts.append((flag, value))
                     break
                 opts.append((flag, ""))
@@ -456,17 +212,17 @@ def _mark(text: str, marked: set[str], meas_args: list[tuple[str, str]]) -> None
     name, dot, params = text.partition(".")
     if dot:
         if not params:
-            raise _UsageError(f"improper measure in parameter '{name}'")
+            raise UsageError(f"improper measure in parameter '{name}'")
         meas_args.append((name, params))
-    if name in _NICKNAMES:
-        marked.update(_NICKNAMES[name])
-    elif name in _BY_NAME:
+    if name in NICKNAMES:
+        marked.update(NICKNAMES[name])
+    elif name in BY_NAME:
         marked.add(name)
     else:
-        raise _UsageError(f"illegal measure '{text}'")
+        raise UsageError(f"illegal measure '{text}'")
 
 
-def _params(me: _Meas, meas_args: list[tuple[str, str]]) -> tuple | list:
+def _params(me: Meas, meas_args: list[tuple[str, str]]) -> tuple | list:
     """The measure's parameters: the first ``-m name.params`` for it, else its defaults."""
     given = next((p for n, p in meas_args if n == me.name), None)
     if me.init == "cut_long":
@@ -474,16 +230,16 @@ def _params(me: _Meas, meas_args: list[tuple[str, str]]) -> tuple | list:
             return list(me.defaults)
         cuts = sorted(_atol(s) for s in given.split(","))
         if cuts[0] <= 0:
-            raise _UsageError(f"measure '{me.name}': cutoffs must be positive ('{given}')")
+            raise UsageError(f"measure '{me.name}': cutoffs must be positive ('{given}')")
         if len(set(cuts)) != len(cuts):
-            raise _UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
+            raise UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
         return cuts
     if me.init == "cut_double":
         if given is None:
             return list(me.defaults)
         xs = sorted(_atof(s) for s in given.split(","))
         if len(set(xs)) != len(xs):
-            raise _UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
+            raise UsageError(f"measure '{me.name}': duplicate cutoffs ('{given}')")
         return xs
     if me.init == "p_double":
         if given is None:
@@ -496,15 +252,15 @@ def _params(me: _Meas, meas_args: list[tuple[str, str]]) -> tuple | list:
         for part in given.split(","):
             key, eq, value = part.partition("=")
             if not eq or "=" in value:
-                raise _UsageError(f"malformed pair parameters in '{given}'")
+                raise UsageError(f"malformed pair parameters in '{given}'")
             pairs.append((key, _atof(value)))
         return (tuple(pairs), given)
     return ()
 
 
-def _parse_args(argv: list[str]) -> tuple[_Opts, list[_Meas], dict[str, list], list[str]]:
+def _parse_args(argv: list[str]) -> tuple[Opts, list[Meas], dict[str, list], list[str]]:
     flags, positional = _getopt(argv)
-    o = _Opts()
+    o = Opts()
     marked: set[str] = set()
     meas_args: list[tuple[str, str]] = []
     any_m = False
@@ -544,25 +300,25 @@ def _parse_args(argv: list[str]) -> tuple[_Opts, list[_Meas], dict[str, list], l
     if o.help:
         return o, [], {}, positional
     if len(positional) != 2:
-        raise _UsageError(f"expected 2 files (qrels, results), got {len(positional)}")
+        raise UsageError(f"expected 2 files (qrels, results), got {len(positional)}")
     if o.rel_format != "qrels":
         if o.rel_format in ("prefs", "qrels_prefs", "qrels_jg"):
-            raise _UsageError(f"rel_info format '{o.rel_format}' is not implemented")
-        raise _UsageError(f"Illegal rel_format '{o.rel_format}'")
+            raise UsageError(f"rel_info format '{o.rel_format}' is not implemented")
+        raise UsageError(f"Illegal rel_format '{o.rel_format}'")
     if o.results_format != "trec_results":
-        raise _UsageError(f"Illegal retrieval results format '{o.results_format}'")
+        raise UsageError(f"Illegal retrieval results format '{o.results_format}'")
     if not any_m:
         _mark("official", marked, meas_args)
-    measures = [me for me in _MEASURES if me.name in marked]
+    measures = [me for me in MEASURES if me.name in marked]
     slots: dict[str, list] = {}
     for me in measures:
         if not me.supported:
-            raise _UsageError(f"measure '{me.name}' is not implemented")
+            raise UsageError(f"measure '{me.name}' is not implemented")
         if me.build is not None:
             try:
                 slots[me.name] = me.build(me, _params(me, meas_args), o)
             except RanklensInputError as e:
-                raise _UsageError(f"measure '{me.name}': {e}") from None
+                raise UsageError(f"measure '{me.name}': {e}") from None
     return o, measures, slots, positional
 
 
@@ -656,12 +412,12 @@ def _truncate_labels(qrels: Qrels, path: str) -> Qrels:
 # Evaluation
 
 
-def _relstring(labels: dict[str, float], ranked: list[str], length: int, o: _Opts) -> str:
+def _relstring(labels: dict[str, float], ranked: list[str], length: int, o: Opts) -> str:
     docs = ranked[: o.max_docs] if o.max_docs >= 0 else []
     return relstring_of(labels, docs, length, judged_only=o.judged_only)
 
 
-def _ranked_docs(run: Run, i: int, need: int, o: _Opts) -> list[str]:
+def _ranked_docs(run: Run, i: int, need: int, o: Opts) -> list[str]:
     """Enough of query ``i``'s ranking (trec order) for a relstring of ``need``."""
     a, b = int(run.offsets[i]), int(run.offsets[i + 1])
     b = min(b, a + max(o.max_docs, 0))
@@ -671,11 +427,11 @@ def _ranked_docs(run: Run, i: int, need: int, o: _Opts) -> list[str]:
 
 
 def _metric_values(
-    qrels: Qrels, run: Run, metrics: list[Metric], o: _Opts
+    qrels: Qrels, run: Run, metrics: list[Metric], o: Opts
 ) -> tuple[list[str], np.ndarray]:
     if not metrics:
         return qrels.query_ids, np.zeros((len(qrels), 0))
-    max_docs = None if o.max_docs >= _MAXLONG else o.max_docs
+    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
     if max_docs is not None and max_docs <= 0:
         run, max_docs = Run({}), None  # trec_eval keeps no document at all
     res = evaluate(
@@ -866,7 +622,7 @@ def _run(argv: list[str]) -> str:
 def _to_zscores(
     zscores: dict[tuple[str, str], tuple[float, float]],
     q: str,
-    measures: list[_Meas],
+    measures: list[Meas],
     slots: dict[str, list],
     qvals: dict[tuple[str, int], float],
 ) -> None:
@@ -900,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"{_PROG} {__version__} (trec_eval version 10.0 compatible)", file=sys.stderr)
         return 0
-    except _UsageError as e:
+    except UsageError as e:
         print(f"{_PROG}: {e}", file=sys.stderr)
         sys.stderr.write(_USAGE)
         return 2
@@ -911,8 +667,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.write(out)
     sys.stdout.flush()
     return 0
-
-
-def console_main() -> None:
-    """The ``ranklens-trec-eval`` script."""
-    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m ranklens.cli``."""
+
+import sys
+
+from ranklens.cli import main
+
+sys.exit(main())
