@@ -37,16 +37,16 @@ from .counts import num_rel, num_rel_ret, num_ret
 from .err import err, resolve_gmax
 from .f1 import f1
 from .first_rel import fallout, first_rel_rank
-from .gain_measures import bin_g, g, ndcg_rel, rndcg
+from .g import bin_g, g
 from .geomean import geometric_mean, gm_bpref, gm_map  # trec_eval part A
-from .hit_rate import hit_rate
-from .hits import hits
+from .hits import hit_rate, hits
 from .infap import inf_ap  # trec_eval part A
 from .iprec import iprec_at_recall, iprec_avg  # trec_eval part A
 from .judged import judged
 from .map import average_precision
 from .mrr import mrr
 from .ndcg import idcg, ndcg_burges
+from .ndcg_rel import ndcg_rel, rndcg
 from .precision import precision
 from .r_precision import r_precision
 from .rbp import rbp, rbp_resid

@@ -1,19 +1,10 @@
-"""trec_eval's experimental gain measures: ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``.
+"""trec_eval's experimental gain measures ``ndcg_rel`` and ``Rndcg``.
 
 None takes a cutoff.  Gains (all but ``bin_g``): see :mod:`ranklens.metrics.gains`
 (custom ``gainL`` parameters allowed).  Notation: g_i the gain at rank i, n the number
 retrieved, I_1 >= ... >= I_P > 0 the positive ideal gains (P of them),
 DCG_i = sum over j <= i of g_j / log2(j + 1) (DCG_i = DCG_n for i > n), and
 IDCG_i = sum over j <= min(i, P) of I_j / log2(j + 1).
-
-``bin_g`` (binary, uses the relevance level; m_binG.c): a relevant document at rank i
-contributes 1 / log2(2 + nonrel_before), nonrel_before = i - 1 - (relevant documents
-above it), unjudged documents counting as non-relevant; bin_g = sum / R, 0 when
-nothing relevant is retrieved.
-
-``g`` (m_G.c): with S_i = g_1 + ... + g_i and C_i = sum over j <= i of max(I_j, 1)
-(I_j = 0 for j > P),  G = sum over i with g_i != 0 of g_i / log2(2 + C_i - S_i),
-divided by I_1 + ... + I_P; 0 when P = 0.
 
 ``ndcg_rel`` (m_ndcg_rel.c; relevant = positive gain, the level is not used):
 (1 / P) * (sum over ranks i with g_i > 0 of DCG_i / IDCG_i
@@ -25,6 +16,7 @@ n >= P + 2 (trec_eval adds this "implied" final level only when at least two
 documents follow the ideal's last positive one).  0 when the query has no relevant
 document at the relevance level (trec_eval checks R first) or P = 0 (trec_eval
 divides 0 by 0 there).
+
 """
 
 from __future__ import annotations
@@ -33,38 +25,10 @@ import math
 
 from ranklens._names import Metric
 
-from ._common import Judgments, Ranked, is_relevant, level_of
+from ._common import Judgments, Ranked, level_of
 from .gains import gain_of, gain_table, ideal_gains
 
-__all__ = ["bin_g", "g", "ndcg_rel", "rndcg"]
-
-
-def bin_g(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
-    level = level_of(metric, relevance_level)
-    total, rel_above = 0.0, 0
-    for rank, label in enumerate(ranking.labels, start=1):
-        if is_relevant(label, level):
-            nonrel_before = rank - 1 - rel_above
-            total += 1 / math.log2(2 + nonrel_before)
-            rel_above += 1
-    if rel_above == 0:
-        return 0.0
-    return total / judgments.num_relevant(level)
-
-
-def g(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
-    table = gain_table(metric)
-    ideal = ideal_gains(judgments, table)
-    if not ideal:
-        return 0.0
-    total, s, c = 0.0, 0.0, 0.0
-    for i, label in enumerate(ranking.labels):
-        gi = gain_of(label, table)
-        s += gi
-        c += max(ideal[i] if i < len(ideal) else 0.0, 1.0)
-        if gi != 0:
-            total += gi / math.log2(2 + c - s)
-    return total / sum(ideal)
+__all__ = ["ndcg_rel", "rndcg"]
 
 
 def _prefix(values: list[float], length: int) -> list[float]:
