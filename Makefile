@@ -18,14 +18,15 @@ install: venv
 
 fmt:
 	cargo fmt
-	$(VENV)/bin/ruff format python tests benches
-	$(VENV)/bin/ruff check --fix python tests benches
+	$(VENV)/bin/ruff format python tests benches scripts
+	$(VENV)/bin/ruff check --fix python tests benches scripts
 
 lint: venv
 	cargo fmt --check
 	cargo clippy --all-targets --all-features -- -D warnings
-	$(VENV)/bin/ruff check python tests benches
-	$(VENV)/bin/ruff format --check python tests benches
+	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(PY) scripts/check_layers.py
 
 test-rust:
 	cargo test

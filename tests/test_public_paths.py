@@ -1,0 +1,122 @@
+"""Every import path and script users rely on, so that a move inside the package
+cannot break them."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    tomllib = None
+
+PUBLIC = {
+    "ranklens": [
+        "Comparison",
+        "Explanation",
+        "Metric",
+        "ParseError",
+        "Qrels",
+        "RanklensInputError",
+        "Results",
+        "Run",
+        "UnknownMetricError",
+        "__version__",
+        "compare",
+        "evaluate",
+        "evaluate_files",
+        "explain",
+        "parse_metric",
+        "parse_metrics",
+        "relstring",
+        "score",
+        "score_batch",
+        "score_frame",
+    ],
+    "ranklens.errors": ["ParseError", "RanklensInputError", "UnknownMetricError"],
+    "ranklens.compare": [
+        "COLUMNS",
+        "CORRECTIONS",
+        "TESTS",
+        "Comparison",
+        "PairResult",
+        "adjust_pvalues",
+        "cohens_d",
+        "compare",
+        "student_t_two_sided",
+        "studentized_range_sf",
+        "ttest_paired_p",
+        "tukey_p",
+        "wilcoxon_p",
+    ],
+    "ranklens.compat.pytrec_eval": ["RelevanceEvaluator", "supported_measures"],
+    "ranklens.compat.autorag": [
+        "retrieval_f1",
+        "retrieval_map",
+        "retrieval_mrr",
+        "retrieval_ndcg",
+        "retrieval_precision",
+        "retrieval_recall",
+    ],
+    "ranklens.metrics": ["aggregate", "aggregate_reference", "evaluate_reference"],
+    "ranklens.plots": ["interpolated_precision"],
+    "ranklens.dask": ["evaluate"],
+    "ranklens.spark": ["evaluate"],
+    "ranklens.cli": ["main", "trec_eval_main"],
+}
+
+SCRIPTS = {"ranklens": "ranklens.cli:main", "ranklens-trec-eval": "ranklens.cli:trec_eval_main"}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_import(module):
+    mod = importlib.import_module(module)
+    missing = [name for name in PUBLIC[module] if not hasattr(mod, name)]
+    assert missing == []
+
+
+def test_top_level_all_is_the_public_face():
+    import ranklens
+
+    assert sorted(ranklens.__all__) == sorted(PUBLIC["ranklens"])
+
+
+@pytest.mark.skipif(tomllib is None, reason="tomllib needs Python 3.11")
+def test_console_scripts_declared_and_resolvable():
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert declared == SCRIPTS
+    for target in declared.values():
+        module, func = target.split(":")
+        assert callable(getattr(importlib.import_module(module), func))
+
+
+def test_installed_console_scripts_run():
+    try:
+        eps = importlib.metadata.entry_points(group="console_scripts")
+    except TypeError:  # Python 3.9
+        eps = importlib.metadata.entry_points().get("console_scripts", [])
+    ours = {ep.name: ep.value for ep in eps if ep.name in SCRIPTS}
+    if not ours:
+        pytest.skip("ranklens is not installed as a distribution (source checkout on sys.path)")
+    assert ours == SCRIPTS
+    scripts_dir = Path(sys.executable).parent
+    out = subprocess.run(
+        [str(scripts_dir / "ranklens-trec-eval"), "-v"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "trec_eval version 10.0" in out.stderr
+    out = subprocess.run([str(scripts_dir / "ranklens"), "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "QRELS" in out.stdout
+
+
+def test_python_dash_m_cli():
+    out = subprocess.run(
+        [sys.executable, "-m", "ranklens.cli", "trec_eval", "-v"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "trec_eval version 10.0" in out.stderr
