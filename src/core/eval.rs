@@ -16,7 +16,8 @@
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
-use crate::core::metrics::{expected, MetricSpec, PrefixBuf, Query, TieGroups};
+use crate::core::metrics::query::{PrefixBuf, Query, TieGroups};
+use crate::core::metrics::{expected, MetricSpec};
 use crate::core::vocab::{align, Vocab, NONE};
 use rayon::prelude::*;
 

@@ -12,7 +12,7 @@
 //!
 //! 0 when R = 0 or N = 0 (no pair to compare).  Without k: the whole ranking.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn auc(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let r = q.num_rel(level);

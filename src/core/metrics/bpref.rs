@@ -6,7 +6,7 @@
 //! relevant document adds `1 - min(n, R) / min(N, R)` (1 when `n = 0`).
 //! bpref = sum / R, 0 when R = 0.  Unretrieved relevant documents add 0.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn bpref(q: &Query<'_>, level: f64) -> f64 {
     let r = q.num_rel(level);

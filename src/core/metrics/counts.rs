@@ -4,7 +4,7 @@
 //! `num_ret@k` = min(k, retrieved); `num_rel` = R; `num_rel_ret@k` = relevant in
 //! the top k.
 
-use super::Query;
+use super::query::Query;
 
 pub fn num_ret(q: &Query<'_>, k: Option<usize>) -> f64 {
     q.top(k).len() as f64

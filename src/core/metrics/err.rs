@@ -13,7 +13,8 @@
 //! is not positive every R is 0 and err is 0.  Without k, the whole ranking.
 //! The relevance level is not used.
 
-use super::{MetricSpec, Query};
+use super::query::Query;
+use super::MetricSpec;
 
 /// `R(g)` for one label.
 #[inline]

@@ -53,27 +53,9 @@
 //! Families added later have no expected form until one is written here:
 //! [`supported`] says which, and `eval::evaluate` rejects the others up front.
 
-use super::ndcg::{discount, gain, ideal_dcg, Gain};
-use super::{is_rel, Family, Query};
-
-/// `ties="expected"`: the ranking's groups of equal scores, each in uniformly
-/// random order.  Empty (the default) when the order is fixed.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TieGroups<'a> {
-    /// Labels of the ranked documents, group after group (NaN: not in the
-    /// qrels); `Query.ranked` is a prefix of it.  Longer than `ranked` when the
-    /// last group straddles the `max_docs` cut: then all its members are here.
-    pub labels: &'a [f64],
-    /// Group boundaries: group g is `labels[bounds[g]..bounds[g + 1]]`;
-    /// `bounds[0] = 0`, the last entry is `labels.len()`.
-    pub bounds: &'a [usize],
-}
-
-impl TieGroups<'_> {
-    pub fn is_empty(&self) -> bool {
-        self.bounds.is_empty()
-    }
-}
+use super::ndcg::{gain, ideal_dcg, Gain};
+use super::query::{discount, is_rel, Query};
+use super::Family;
 
 /// Whether `family` has an expected form under `ties="expected"`.
 pub fn supported(family: Family) -> bool {
@@ -343,6 +325,7 @@ fn bpref(q: &Query<'_>, level: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::metrics::query::TieGroups;
     use crate::core::metrics::testutil::*;
     use crate::core::metrics::MetricSpec;
     use proptest::prelude::*;

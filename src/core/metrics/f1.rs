@@ -2,7 +2,8 @@
 //! `2 P R / (P + R)`, 0 when both are 0.  Without a cutoff it is trec_eval's
 //! `set_F` with beta = 1 (set precision and set recall).
 
-use super::{precision::precision, recall::recall, Query};
+use super::query::Query;
+use super::{precision::precision, recall::recall};
 
 pub fn f1(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let p = precision(q, k, level);

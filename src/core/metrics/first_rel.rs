@@ -10,7 +10,7 @@
 //! k / all judged non-relevant documents of the query; 0 when there are none.
 //! Unjudged documents (not in the qrels, negative label) never count.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn first_rel_rank(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     match q.top(k).iter().position(|&l| is_rel(l, level)) {

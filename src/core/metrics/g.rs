@@ -18,7 +18,7 @@
 //! cutoff.
 
 use super::gains::{gain, ideal, Overrides};
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn bin_g(q: &Query<'_>, level: f64) -> f64 {
     let mut rel_so_far = 0usize;

@@ -21,8 +21,7 @@
 //! positive.  trec_eval's `ndcg` and `dcg` take gains; its `ndcg_cut` does not:
 //! `ndcg(gain2=9)@10` is a ranklens extension (the same formula cut at k).
 
-pub(crate) use super::ndcg::discount;
-use super::Query;
+use super::query::{discount, Query};
 use std::borrow::Cow;
 
 /// `(label, gain)` overrides, from the `gainL` parameters.

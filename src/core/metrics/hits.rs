@@ -5,7 +5,7 @@
 //! else 0 (trec_eval `success_k`, ir_measures `Success@k`).  Without a cutoff
 //! both look at the whole ranking.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn hits(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     q.rel_in_top(k, level) as f64

@@ -13,7 +13,7 @@
 //! infAP = sum / R (the sum itself when `R = 0`, which is then 0).  Documents
 //! not in the pool are skipped but still count in `j`.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 const EPS: f64 = 0.00001;
 

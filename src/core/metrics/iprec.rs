@@ -21,7 +21,7 @@
 //! double nearest 0.3 as when trec_eval reads it.  The values are added from
 //! the highest point down, as trec_eval does.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 /// The cut (in relevant documents) for recall level `x` with `r` relevant.
 pub fn cut(x: f64, r: usize, version: f64) -> i64 {

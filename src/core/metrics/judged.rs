@@ -7,7 +7,7 @@
 //! as ir_measures divides; 0 for an empty ranking.  Without k: the whole
 //! ranking.  The relevance level is not used.
 
-use super::Query;
+use super::query::Query;
 
 pub fn judged(q: &Query<'_>, k: Option<usize>) -> f64 {
     let top = q.top(k);

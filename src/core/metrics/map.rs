@@ -5,7 +5,7 @@
 //! retrieved contribute 0.  `map@k` restricts the sum to ranks <= k and still
 //! divides by R (trec_eval `map_cut_k`, ir_measures `AP@k`).
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn average_precision(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let r = q.num_rel(level);

@@ -5,7 +5,7 @@
 //! rank is at most k (ir_measures `RR@k`, ranx `mrr@k`).  The mean over
 //! queries is the MRR.
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 pub fn mrr(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     match q.top(k).iter().position(|&l| is_rel(l, level)) {

@@ -9,8 +9,7 @@
 //! `ndcg@k` = dcg@k / ideal dcg@k, 0 when the ideal is 0.  Without k, both sums
 //! run over the whole ranking and all judged documents (trec_eval `ndcg`).
 
-use super::Query;
-use std::sync::OnceLock;
+use super::query::{discount, Query};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gain {
@@ -29,19 +28,6 @@ pub(crate) fn gain(label: f64, g: Gain) -> f64 {
         }
     } else {
         0.0
-    }
-}
-
-#[inline]
-/// `log2(i + 2)`: the discount of the document at 0-based position `i`.
-/// Cached for the first 4096 ranks (a `log2` call was ~4% of a 40-metric
-/// evaluation); the cached values are the same computation, bit for bit.
-pub(crate) fn discount(i: usize) -> f64 {
-    static TABLE: OnceLock<Vec<f64>> = OnceLock::new();
-    let table = TABLE.get_or_init(|| (0..4096).map(|i| ((i + 2) as f64).log2()).collect());
-    match table.get(i) {
-        Some(&d) => d,
-        None => ((i + 2) as f64).log2(),
     }
 }
 

@@ -21,8 +21,8 @@
 //! relevance level (trec_eval checks R) or P = 0 (trec_eval: 0/0).
 //! Neither measure takes a cutoff.
 
-use super::gains::{discount, gain, ideal, Overrides};
-use super::Query;
+use super::gains::{gain, ideal, Overrides};
+use super::query::{discount, Query};
 
 pub fn ndcg_rel(q: &Query<'_>, ov: &Overrides) -> f64 {
     let ideal = ideal(q, ov);

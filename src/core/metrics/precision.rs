@@ -5,7 +5,7 @@
 //! `precision` without a cutoff = relevant retrieved / retrieved (trec_eval
 //! `set_P`), 0 when nothing was retrieved.
 
-use super::Query;
+use super::query::Query;
 
 pub fn precision(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let rel = q.rel_in_top(k, level) as f64;

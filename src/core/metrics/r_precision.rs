@@ -2,7 +2,7 @@
 //! dividing by R even when fewer than R were retrieved; 0 when R = 0
 //! (trec_eval `Rprec`).
 
-use super::Query;
+use super::query::Query;
 
 pub fn r_precision(q: &Query<'_>, level: f64) -> f64 {
     let r = q.num_rel(level);

@@ -22,7 +22,7 @@
 //! when no retrieved document is unjudged.  Without k, the whole ranking.
 
 use super::gains::{gain, Overrides};
-use super::Query;
+use super::query::Query;
 
 /// The normalised gain function: (table, min, scale) for `(g - min) / scale`.
 fn table(q: &Query<'_>, ov: &Overrides) -> Option<(f64, f64)> {

@@ -4,7 +4,7 @@
 //! documents in the qrels; 0 when R = 0 (trec_eval `recall_k`).  Without a
 //! cutoff: relevant retrieved / R (trec_eval `set_recall`).
 
-use super::Query;
+use super::query::Query;
 
 pub fn recall(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let r = q.num_rel(level);

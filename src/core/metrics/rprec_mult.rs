@@ -6,7 +6,7 @@
 //! still truncates `x * R + 0.9` here (unlike `iprec_at_recall`), so 9.0.8 and
 //! 10.0 agree.  With `x = 1`, `c = R` and the value is `r_precision`.
 
-use super::Query;
+use super::query::Query;
 
 /// trec_eval's `(long) (x * R + 0.9)`, clamped at 0.
 pub fn cutoff(mult: f64, r: usize) -> usize {

@@ -21,7 +21,7 @@
 //!   ranking scores 0: trec_eval 10.0 `-c` zeroes `utility` for a query
 //!   missing from the run (it is the only way a trec_eval ranking is empty).
 
-use super::{is_rel, Query};
+use super::query::{is_rel, Query};
 
 fn counts(q: &Query<'_>, level: f64) -> (usize, usize, usize) {
     (q.ranked.len(), q.rel_in_top(None, level), q.num_rel(level))

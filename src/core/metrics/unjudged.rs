@@ -7,7 +7,7 @@
 //! Without a cutoff (ranklens only): the unjudged fraction of the whole
 //! ranking, 0 when nothing was retrieved.
 
-use super::Query;
+use super::query::Query;
 
 pub fn unjudged(q: &Query<'_>, k: Option<usize>) -> f64 {
     let top = q.top(k);
