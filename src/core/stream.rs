@@ -8,7 +8,7 @@
 //! values written into the one result matrix, and its rows freed.  The file
 //! is parsed in parallel blocks, and a chunk is scored (on the same rayon
 //! pool) while the next blocks are parsed: the callback runs in the reader's
-//! merging step (`trec.rs`).  Why not
+//! merging step (`trec/merge.rs`).  Why not
 //! `evaluate_into` per chunk: it aligns the whole qrels vocabulary and scans
 //! every qrels label each time, which made a 1M-query run (100 chunks) spend
 //! more time on the qrels than on the run: 77 s against ~35 s.  Qrels queries never

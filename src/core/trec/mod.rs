@@ -1,0 +1,314 @@
+//! TREC run and qrels files: streaming readers (plain, gzip, stdin) and writers.
+//!
+//! Formats (trec_eval 10.0, `get_trec_results.c` / `get_qrels.c`):
+//!
+//! * run:   `qid iter docno rank score tag [ignored...]`, at least 6 fields;
+//! * qrels: `qid iter docno label`, exactly 4 fields.
+//!
+//! Fields are separated by runs of C `isspace` bytes (space, `\t`, `\n`, `\v`,
+//! `\f`, `\r`, so `\r\n` line ends need no special case).  Blank lines and lines
+//! whose first non-blank byte is `#` are skipped; a `#` anywhere else is an
+//! ordinary byte (doc ids such as `msmarco_doc_50_22#13_30` exist).
+//!
+//! Where this reader is stricter or more lenient than trec_eval, on purpose:
+//!
+//! * `iter` and `rank` are ignored without being parsed, as in trec_eval (a
+//!   non-numeric rank is fine): the ranking comes from the scores only.
+//! * Scores and labels must parse completely as finite `f64` (Rust's float
+//!   syntax: `2.1`, `-1e-3`, `+.5`, ...).  trec_eval uses `atof`/`atol`, which
+//!   turn garbage into 0 and accept a numeric prefix (`1.5abc`); we reject those
+//!   and NaN / infinity / overflow with a [`Error::Parse`] naming file and line.
+//! * Labels are kept as `f64` (trec_eval truncates them with `atol`; the caller
+//!   applies that in its compatibility mode).
+//! * Blank lines in qrels are skipped (trec_eval calls them malformed).
+//! * The run's tag: trec_eval prints the tag of the *last* line as `runid`;
+//!   [`TrecFile`] exposes both the first tag (`tag`) and the last (`last_tag`).
+//! * A document listed twice for one query is an error in both kinds, as in
+//!   trec_eval, reported with the line of the second listing.  The check is
+//!   online for a query's consecutive lines (a small hash set per run of
+//!   lines); a duplicate split across non-consecutive blocks of one query is
+//!   caught by [`Builder::finish`] (the listing that repeats an earlier one
+//!   first in the file is named, whatever the hashes), and its line is then
+//!   found by reading the file a second time (for stdin or a generic reader the
+//!   line is not known: line 0).
+//! * Line numbers are physical (1-based, counting comments and blank lines).
+//!
+//! ## Reading in parallel
+//!
+//! [`read_trec`] and [`parse_trec`] parse blocks of whole lines in parallel:
+//!
+//! 1. a reading thread reads ~512 KiB blocks (gzip decompressed there), each cut
+//!    after its last newline (the rest starts the next block; a block grows to
+//!    hold a longer line), and hands them over through a bounded channel;
+//! 2. the blocks of one step (2 per thread) are parsed in parallel: fields,
+//!    values, the duplicate check of each run of consecutive lines of one
+//!    query (segment), the first error and its line within the block;
+//! 3. at the same time (`rayon::join`) the previous step's blocks are appended,
+//!    in file order, to the [`Builder`] (a `memcpy` per segment): block line
+//!    numbers become file line numbers, and a query whose lines cross a block
+//!    boundary is checked against its rows from the earlier blocks.
+//!
+//! So memory beyond the rows themselves is a few blocks per thread, never the
+//! file; the reported error is the first in file order (a block stops at its
+//! first error; the rows before it are merged, and checked across the block
+//! boundary, before it is reported; an I/O error comes after the lines read
+//! before it); and the result does not depend on the number of threads.  Used
+//! from inside a rayon pool, the parsing runs on that pool (the reading thread
+//! is a plain thread, so a one-thread pool cannot deadlock).
+//!
+//! [`for_each_run_chunk`] reads a run grouped by query in chunks of whole
+//! queries instead (scoring a run larger than memory: `stream.rs`), with the
+//! same blocks parsed in parallel: the merging step cuts a chunk once it holds
+//! enough rows and a new query starts, and hands it to the caller (who scores
+//! it, on the pool, while the next blocks are parsed).  It was line by line on
+//! one thread: 2.0 s to score the benchmark run with 1M-row chunks, now 1.15 s,
+//! and 0.9 s with 100k-row chunks (the default of `evaluate_files` since): a
+//! 1M-row chunk's arrays (~40 MB) are above glibc's largest `mmap` threshold,
+//! so each chunk was mapped, faulted in page by page and unmapped again (sys
+//! time 0.38 s against 0.20 s); below it the heap reuses the memory.  Smaller
+//! chunks (30k, 10k rows) cost more in per-chunk work than they save.
+//!
+//! Measured on the 10M-line benchmark run (646 MiB, 2 cores; `bench_read`,
+//! `bench_parse_only`): the single-threaded reader took ~1.1 s to parse and
+//! ~1.3 s in `finish`; now ~0.95 s to parse (1.6 s of CPU, of which ~0.1 s is
+//! the kernel's copy in the reading thread and ~0.2 s page faults of the
+//! growing rows) and ~0.15 s in `finish`.  `Run.from_trec` in a fresh Python
+//! process: 2.2-2.6 s and +497 MiB before, 0.97-1.04 s and +430 MiB after (the
+//! arrays themselves: 417 MiB); its gzip copy 4.0-4.5 s before, 2.3-2.4 s after
+//! (decompression alone is 1.75 s on one core: gzip input is bound by it).
+//!
+//! Why not (measured, kept here so that nobody tries again; the choices of
+//! one stage are in its own file: `split.rs`, `parse.rs`, `read.rs`):
+//!
+//! * Transparent huge pages for the row arrays (`madvise`; the machine has
+//!   THP and defrag set to `madvise`): 500 MB touched took 1.48 s the first
+//!   time (direct compaction), against 0.23 s with 4 KiB pages, and 0.08 s
+//!   only once compacted memory was at hand.  A stall that size on a user's
+//!   first load is worse than the faults it saves.
+//! * More memory in flight (1 MiB blocks, 4 per thread a step: ~45 MiB of
+//!   buffers): no faster, and glibc keeps most of it after the load (freed
+//!   blocks in the threads' arenas): +27 MiB of resident memory for good after
+//!   reading the benchmark run, +30 MiB at the peak of the whole evaluation.
+//!   512 KiB and 2 per thread: +7 MiB; 128 KiB blocks: more per-block
+//!   overhead and no less memory.
+//!
+//! [`Builder`]: crate::core::encode::Builder
+//! [`Builder::finish`]: crate::core::encode::Builder::finish
+
+mod merge;
+mod parse;
+mod read;
+mod split;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use crate::core::encode::{Encoded, Kind};
+use crate::core::error::{show, Error, Result};
+use merge::{dup_error, Chunker, Merger};
+use parse::Parsed;
+use rayon::prelude::*;
+use read::{find_duplicate, maybe_gunzip, open, read_blocks};
+use std::io::{self, Read};
+use std::sync::mpsc;
+
+pub use merge::TrecFile;
+pub use write::{write_qrels, write_qrels_rows, write_run, write_run_rows, TrecRows};
+
+/// Block size of the parallel reader: a block is cut at its last newline (it
+/// grows for a longer line) and parsed by one task.
+const PAR_BLOCK: usize = 512 << 10;
+
+/// The name used in messages for standard input.
+const STDIN_NAME: &str = "<stdin>";
+
+/// Read a run or qrels file (`"-"` = stdin); gzip detected by magic bytes.
+pub fn read_trec(path: &str, kind: Kind, round_f32: bool) -> Result<Encoded> {
+    read_trec_file(path, kind, round_f32).map(|t| t.encoded)
+}
+
+/// [`read_trec`], also returning the run's tags.
+pub fn read_trec_file(path: &str, kind: Kind, round_f32: bool) -> Result<TrecFile> {
+    if path == "-" {
+        return parse_trec_file(io::stdin(), STDIN_NAME, kind, round_f32);
+    }
+    let file = open(path)?;
+    match parse_any(file, path, kind, round_f32, PAR_BLOCK) {
+        Err(Error::DuplicateDocument { query, doc }) => {
+            // Split blocks of one query hid the duplicate from the online check:
+            // find its line by reading the file again (rare; cost irrelevant).
+            Err(match find_duplicate(path, &query, &doc) {
+                Ok(Some((first, line))) => dup_error(path, line, &query, &doc, Some(first)),
+                _ => dup_error(path, 0, &query, &doc, None),
+            })
+        }
+        other => other,
+    }
+}
+
+/// Parse from any reader (plain or gzip, detected by magic bytes); `file` names
+/// the source in error messages.
+pub fn parse_trec(
+    reader: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    round_f32: bool,
+) -> Result<Encoded> {
+    parse_trec_file(reader, file, kind, round_f32).map(|t| t.encoded)
+}
+
+/// [`parse_trec`], also returning the run's tags.
+pub fn parse_trec_file(
+    reader: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    round_f32: bool,
+) -> Result<TrecFile> {
+    parse_any(reader, file, kind, round_f32, PAR_BLOCK).map_err(|e| match e {
+        Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
+        e => e,
+    })
+}
+
+/// Read a run file (`"-"` = stdin; gzip detected by magic bytes) in chunks of
+/// whole queries, for scoring a run larger than memory (`stream.rs`).
+///
+/// Rows are collected until at least `chunk_rows` are held *and* a new query
+/// starts; that chunk is encoded (an [`Encoded`] of its queries only) and
+/// handed to `on_chunk`, which owns it, and the next chunk starts empty.  So a
+/// chunk holds `chunk_rows` rows plus the rest of one query at most.  Each
+/// query's lines must be consecutive: a query that appears again after another
+/// one is an [`Error::Parse`] naming it and the line (reading it whole, with
+/// [`read_trec`], has no such restriction).  Returns the first and last tags.
+pub fn for_each_run_chunk(
+    path: &str,
+    round_f32: bool,
+    chunk_rows: usize,
+    mut on_chunk: impl FnMut(Encoded) -> Result<()> + Send,
+) -> Result<(Option<String>, Option<String>)> {
+    if path == "-" {
+        run_chunks(
+            io::stdin(),
+            STDIN_NAME,
+            round_f32,
+            chunk_rows,
+            PAR_BLOCK,
+            &mut on_chunk,
+        )
+    } else {
+        run_chunks(
+            open(path)?,
+            path,
+            round_f32,
+            chunk_rows,
+            PAR_BLOCK,
+            &mut on_chunk,
+        )
+    }
+}
+
+/// [`for_each_run_chunk`] from a reader, with blocks of `block` bytes: the
+/// parallel reader of [`parse_any`], whose merging cuts the rows into chunks.
+fn run_chunks(
+    r: impl Read + Send,
+    file: &str,
+    round_f32: bool,
+    chunk_rows: usize,
+    block: usize,
+    on_chunk: &mut (dyn FnMut(Encoded) -> Result<()> + Send),
+) -> Result<(Option<String>, Option<String>)> {
+    let chunker = Chunker {
+        round_f32,
+        min_rows: chunk_rows.max(1),
+        done: hashbrown::HashMap::new(),
+        open_line: 0,
+        on_chunk,
+    };
+    let mut m = parse_blocks(r, file, Kind::Run, round_f32, block, Some(chunker))?;
+    if !m.b.is_empty() {
+        m.cut()?;
+    }
+    Ok((
+        m.first_tag.as_ref().map(|t| show(t)),
+        m.first_tag.as_ref().map(|_| show(&m.last_tag)),
+    ))
+}
+
+/// Parse, leaving a duplicate split across blocks as `DuplicateDocument`:
+/// the parallel reader, with blocks of `block` bytes.
+fn parse_any(
+    r: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    round_f32: bool,
+    block: usize,
+) -> Result<TrecFile> {
+    parse_blocks(r, file, kind, round_f32, block, None)?.finish()
+}
+
+/// [`parse_any`] up to the builder's `finish`; with `chunks`, the rows are
+/// handed out in chunks of whole queries as they are merged.
+fn parse_blocks<'f, 'c>(
+    r: impl Read + Send,
+    file: &'f str,
+    kind: Kind,
+    round_f32: bool,
+    block: usize,
+    chunks: Option<Chunker<'c>>,
+) -> Result<Merger<'f, 'c>> {
+    let r = maybe_gunzip(r, file)?;
+    // Blocks parsed per step: two per thread, so that the step's last block
+    // leaves little idle time, and memory in flight stays small (see the
+    // module doc: the allocator keeps it after the load).
+    let batch = 2 * rayon::current_num_threads().max(1);
+    let mut merger = Merger::new(file, kind, round_f32);
+    merger.chunks = chunks;
+    std::thread::scope(|s| -> Result<()> {
+        let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>>>(batch);
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        s.spawn(move || read_blocks(r, file, block, &tx, &free_rx));
+        let mut spare: Vec<Parsed> = Vec::new();
+        let mut pending: Vec<Parsed> = Vec::new();
+        let mut end = false;
+        loop {
+            let mut cur: Vec<Parsed> = Vec::with_capacity(batch);
+            let mut read_err = None;
+            while !end && cur.len() < batch {
+                match rx.recv() {
+                    Ok(Ok(raw)) => {
+                        let mut p = spare.pop().unwrap_or_default();
+                        p.raw = raw;
+                        cur.push(p);
+                    }
+                    Ok(Err(e)) => {
+                        read_err = Some(e);
+                        end = true;
+                    }
+                    Err(_) => end = true,
+                }
+            }
+            if cur.is_empty() && pending.is_empty() {
+                return read_err.map_or(Ok(()), Err);
+            }
+            // Merge the previous step's blocks (in file order) while this
+            // step's are parsed.
+            let (merged, ()) = rayon::join(
+                || pending.iter().try_for_each(|p| merger.merge(p)),
+                || cur.par_iter_mut().for_each(|p| p.parse(kind)),
+            );
+            merged?;
+            for mut p in pending.drain(..) {
+                // The reader may have stopped: then the buffer is just freed.
+                let _ = free_tx.send(std::mem::take(&mut p.raw));
+                spare.push(p);
+            }
+            pending = cur;
+            if let Some(e) = read_err {
+                // An error in the blocks read before the I/O error comes first.
+                pending.iter().try_for_each(|p| merger.merge(p))?;
+                return Err(e);
+            }
+        }
+    })?;
+    Ok(merger)
+}
