@@ -1,0 +1,266 @@
+//! AutoRAG's metrics of every row (`core::metrics::autorag`, `core::tokens`):
+//! retrieval metrics from ids, token-overlap metrics from contents.
+
+use super::{is_id, num_rows, row_items, to_py};
+use crate::core::error::Error;
+use crate::core::eval;
+use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyString};
+
+pub(super) fn same_rows(py: Python<'_>, a: usize, b: usize, what: (&str, &str)) -> PyResult<()> {
+    if a != b {
+        return Err(to_py(
+            py,
+            Error::InvalidInput(format!(
+                "{} has {a} rows but {} has {b}: one row each per question",
+                what.0, what.1
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// An AutoRAG id: `Ok(None)` when it is a blank string (AutoRAG then returns
+/// None for the row), else its key: a type tag then its text (so that `1` and
+/// `"1"` differ, as in Python).
+pub(super) fn autorag_key(obj: &Bound<'_, PyAny>, row: usize, buf: &mut Vec<u8>) -> PyResult<bool> {
+    buf.clear();
+    if let Ok(s) = obj.cast::<PyString>() {
+        let s = s.to_cow()?;
+        if s.trim_matches(crate::core::tokens::is_py_space).is_empty() {
+            return Ok(false);
+        }
+        buf.push(b's');
+        buf.extend_from_slice(s.as_bytes());
+        return Ok(true);
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
+        buf.push(b'i');
+        buf.extend_from_slice(obj.str()?.to_cow()?.as_bytes());
+        return Ok(true);
+    }
+    Err(to_py(
+        obj.py(),
+        Error::InvalidInput(format!(
+            "row {row}: ids must be str or int, got {} ({})",
+            obj.get_type().name()?,
+            obj.repr()?
+        )),
+    ))
+}
+
+/// AutoRAG's retrieval metrics of every row: a `rows x 6` array, columns
+/// recall, precision, f1, mrr, map, ndcg (`core::metrics::autorag`); NaN where
+/// AutoRAG returns None (a missing, empty or blank ground truth or retrieved
+/// list).  `compensated`: sum as Python >= 3.12 does.
+#[pyfunction]
+#[pyo3(signature = (retrieval_gt, retrieved_ids, compensated, threads = None))]
+pub(super) fn autorag_retrieval<'py>(
+    py: Python<'py>,
+    retrieval_gt: &Bound<'py, PyAny>,
+    retrieved_ids: &Bound<'py, PyAny>,
+    compensated: bool,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    use crate::core::metrics::autorag;
+    let n = num_rows(retrieval_gt, "retrieval_gt")?;
+    let m = num_rows(retrieved_ids, "retrieved_ids")?;
+    same_rows(py, n, m, ("retrieval_gt", "retrieved_ids"))?;
+    let err = |e: Error| to_py(py, e);
+    // Every id's key, copied once; rows compare them in parallel (no global table).
+    let (mut key_bytes, mut key_offsets) = (Vec::<u8>::new(), vec![0usize]);
+    let mut key = Vec::new();
+    let mut push_key = |key: &[u8]| -> PyResult<u32> {
+        let id = key_offsets.len() - 1;
+        if id >= u32::MAX as usize {
+            return Err(to_py(
+                py,
+                Error::InvalidInput("more than 4,294,967,294 ids in all".into()),
+            ));
+        }
+        key_bytes.extend_from_slice(key);
+        key_offsets.push(key_bytes.len());
+        Ok(id as u32)
+    };
+    let (mut row_groups, mut group_ids, mut gt_ids) = (vec![0usize], vec![0usize], Vec::new());
+    let (mut row_pred, mut pred_ids, mut valid) = (vec![0usize], Vec::new(), Vec::new());
+    for (r, (gt, pred)) in retrieval_gt
+        .try_iter()?
+        .zip(retrieved_ids.try_iter()?)
+        .enumerate()
+    {
+        let (gt, pred) = (gt?, pred?);
+        let mut ok = true;
+        match row_items(&gt, r, "a retrieval_gt row (a list of groups)")? {
+            None => ok = false,
+            Some(groups) => {
+                ok &= !groups.is_empty();
+                for group in &groups {
+                    if is_id(group) {
+                        ok &= autorag_key(group, r, &mut key)?;
+                        gt_ids.push(push_key(&key)?);
+                    } else {
+                        let members = row_items(group, r, "a group")?.unwrap_or_default();
+                        ok &= !members.is_empty();
+                        for mbr in &members {
+                            ok &= autorag_key(mbr, r, &mut key)?;
+                            gt_ids.push(push_key(&key)?);
+                        }
+                    }
+                    group_ids.push(gt_ids.len());
+                }
+            }
+        }
+        row_groups.push(group_ids.len() - 1);
+        match row_items(&pred, r, "a retrieved_ids row")? {
+            None => ok = false,
+            Some(items) => {
+                ok &= !items.is_empty();
+                for item in &items {
+                    ok &= autorag_key(item, r, &mut key)?;
+                    pred_ids.push(push_key(&key)?);
+                }
+            }
+        }
+        row_pred.push(pred_ids.len());
+        valid.push(ok);
+    }
+    let rows = autorag::Rows {
+        row_groups: &row_groups,
+        group_ids: &group_ids,
+        gt_ids: &gt_ids,
+        row_pred: &row_pred,
+        pred_ids: &pred_ids,
+        valid: &valid,
+    };
+    let keys = autorag::Keys {
+        bytes: &key_bytes,
+        offsets: &key_offsets,
+    };
+    let out = py
+        .detach(|| {
+            eval::with_threads(threads, || {
+                autorag::retrieval_scores(&rows, Some(keys), compensated)
+            })
+        })
+        .map_err(err)?;
+    out.into_pyarray(py).reshape([n, 6])
+}
+
+/// Append the strings of a contents row; `Ok(false)` when AutoRAG returns None
+/// for it (missing, empty, or a blank string).  `nested`: items may be groups.
+pub(super) fn push_contents(
+    obj: &Bound<'_, PyAny>,
+    row: usize,
+    nested: bool,
+    text: &mut String,
+    offsets: &mut Vec<usize>,
+) -> PyResult<bool> {
+    let what = if nested {
+        "a retrieval_gt_contents row (a list of groups of passages)"
+    } else {
+        "a retrieved_contents row (a list of passages)"
+    };
+    let Some(items) = row_items(obj, row, what)? else {
+        return Ok(false);
+    };
+    let mut ok = !items.is_empty();
+    for item in &items {
+        if let Ok(s) = item.cast::<PyString>() {
+            let s = s.to_cow()?;
+            ok &= !s.trim_matches(crate::core::tokens::is_py_space).is_empty();
+            text.push_str(&s);
+            offsets.push(text.len());
+        } else if nested {
+            let members = row_items(item, row, "a group of passages")?.unwrap_or_default();
+            ok &= !members.is_empty();
+            for mbr in &members {
+                ok &= push_contents_one(mbr, row, text, offsets)?;
+            }
+        } else {
+            ok &= push_contents_one(item, row, text, offsets)?;
+        }
+    }
+    Ok(ok)
+}
+
+pub(super) fn push_contents_one(
+    obj: &Bound<'_, PyAny>,
+    row: usize,
+    text: &mut String,
+    offsets: &mut Vec<usize>,
+) -> PyResult<bool> {
+    let s = obj.cast::<PyString>().map_err(|_| {
+        to_py(
+            obj.py(),
+            Error::InvalidInput(format!(
+                "row {row}: passages must be str, got {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            )),
+        )
+    })?;
+    let s = s.to_cow()?;
+    let ok = !s.trim_matches(crate::core::tokens::is_py_space).is_empty();
+    text.push_str(&s);
+    offsets.push(text.len());
+    Ok(ok)
+}
+
+/// AutoRAG's token-overlap metrics of every row: a `rows x 3` array, columns
+/// precision, recall, f1 (`core::tokens`); NaN where AutoRAG returns None.
+#[pyfunction]
+#[pyo3(signature = (retrieved_contents, retrieval_gt_contents, threads = None))]
+pub(super) fn autorag_token<'py>(
+    py: Python<'py>,
+    retrieved_contents: &Bound<'py, PyAny>,
+    retrieval_gt_contents: &Bound<'py, PyAny>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    use crate::core::tokens;
+    let n = num_rows(retrieved_contents, "retrieved_contents")?;
+    let m = num_rows(retrieval_gt_contents, "retrieval_gt_contents")?;
+    same_rows(py, n, m, ("retrieved_contents", "retrieval_gt_contents"))?;
+    let mut text = String::new();
+    let mut offsets = vec![0usize];
+    let (mut pred_rows, mut gt_rows, mut valid) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, (pred, gt)) in retrieved_contents
+        .try_iter()?
+        .zip(retrieval_gt_contents.try_iter()?)
+        .enumerate()
+    {
+        let (pred, gt) = (pred?, gt?);
+        pred_rows.push(offsets.len() - 1);
+        let ok_p = push_contents(&pred, r, false, &mut text, &mut offsets)?;
+        gt_rows.push(offsets.len() - 1);
+        let ok_g = push_contents(&gt, r, true, &mut text, &mut offsets)?;
+        valid.push(ok_p && ok_g);
+    }
+    // Row r: preds pred_rows[r]..gt_rows[r], gts gt_rows[r]..pred_rows[r + 1].
+    let end = offsets.len() - 1;
+    let pred_ends: Vec<usize> = gt_rows.clone();
+    let gt_ends: Vec<usize> = (0..n)
+        .map(|r| if r + 1 < n { pred_rows[r + 1] } else { end })
+        .collect();
+    let out = py
+        .detach(|| {
+            eval::with_threads(threads, || {
+                tokens::token_scores_ranges(
+                    tokens::Passages {
+                        text: &text,
+                        offsets: &offsets,
+                    },
+                    &pred_rows,
+                    &pred_ends,
+                    &gt_rows,
+                    &gt_ends,
+                    &valid,
+                )
+            })
+        })
+        .map_err(|e| to_py(py, e))?;
+    out.into_pyarray(py).reshape([n, 3])
+}

@@ -1,0 +1,554 @@
+//! Encoding from Python objects (`core::encode`, `core::columns`, `core::vocab`):
+//! mappings, grouped ground truth, column chunks, RAG rows, packed ids, and
+//! decoding a vocabulary.
+
+use super::{is_id, non_contiguous, num_rows, row_items, to_arrays, to_py, EncodedArrays};
+use crate::core::columns;
+use crate::core::encode::{Builder, Kind};
+use crate::core::error::Error;
+use crate::core::vocab::Vocab;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// An id: `str` (its UTF-8 bytes, borrowed from the object: no copy), or `int`
+/// (written in decimal into `buf`); anything else is an error.
+pub(super) fn id_bytes<'a>(
+    obj: &'a Bound<'_, PyAny>,
+    buf: &'a mut String,
+    what: &str,
+) -> PyResult<&'a [u8]> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes());
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
+        buf.clear();
+        buf.push_str(&obj.str()?.to_cow()?);
+        return Ok(buf.as_bytes());
+    }
+    Err(Error::InvalidInput(format!(
+        "{what} must be a str or an int, got {} ({})",
+        obj.get_type().name()?,
+        obj.repr()?
+    )))
+    .map_err(|e| to_py(obj.py(), e))
+}
+
+/// An id as an owned string (for query ids, kept for error messages).
+pub(super) fn id_string(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    let mut buf = String::new();
+    let bytes = id_bytes(obj, &mut buf, what)?;
+    Ok(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// `mapping.items()` as an iterator, with a fast path for dicts.
+pub(super) fn items<'py>(
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return Ok(d.iter().collect());
+    }
+    let it = obj.call_method0("items")?;
+    let mut out = Vec::new();
+    for pair in it.try_iter()? {
+        let pair = pair?;
+        out.push((pair.get_item(0)?, pair.get_item(1)?));
+    }
+    Ok(out)
+}
+
+/// Encode a mapping query id -> (mapping doc id -> value | sequence of doc ids).
+/// A sequence is a ranked list (its order is the ranking; only for runs).
+///
+/// `pytrec_types`: accept exactly what pytrec_eval's `RelevanceEvaluator`
+/// accepts (`str` query and document ids, a `dict` per query; `int` labels,
+/// `float` or `int` scores, subclasses included) and raise its `TypeError`s,
+/// checked entry by entry in the order pytrec_eval checks them, so the
+/// compatibility layer needs no second pass over the data in Python.
+#[pyfunction]
+#[pyo3(signature = (data, kind, round_f32 = false, pytrec_types = false))]
+pub(super) fn encode_mapping<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    kind: &str,
+    round_f32: bool,
+    pytrec_types: bool,
+) -> PyResult<EncodedArrays<'py>> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    let what_value = if kind == Kind::Run { "score" } else { "label" };
+    let mut b = Builder::new(kind, round_f32);
+    let mut dbuf = String::new();
+    let err = |e: Error| to_py(py, e);
+    // Mappings keyed by `str` cannot hold a document twice for a query (an
+    // `int` key could collide with its decimal string, a list can repeat).
+    let mut unique = true;
+    let bad_run = || PyTypeError::new_err("Unable to extract query/object scores.");
+    for (qobj, inner) in items(data)? {
+        if pytrec_types {
+            if kind == Kind::Qrels {
+                check_pytrec_qrels(&qobj, &inner)?;
+            } else if !qobj.is_instance_of::<PyString>() || inner.cast::<PyDict>().is_err() {
+                return Err(bad_run());
+            }
+        }
+        let qid = id_string(&qobj, "a query id")?;
+        unique &= qobj.is_instance_of::<PyString>();
+        let q = b.query(qid.as_bytes()).map_err(err)?;
+        let ranked = inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok();
+        if ranked {
+            if kind == Kind::Qrels {
+                return Err(err(Error::InvalidInput(format!(
+                    "query {qid:?}: qrels need a mapping doc id -> label, got a list \
+                     (use Qrels.from_groups or a dict of labels)"
+                ))));
+            }
+            unique = false;
+            let docs: Vec<Bound<'py, PyAny>> = inner.try_iter()?.collect::<PyResult<_>>()?;
+            let n = docs.len();
+            for (i, d) in docs.iter().enumerate() {
+                let doc = id_bytes(d, &mut dbuf, "a document id")?;
+                b.row(q, doc, (n - i) as f64).map_err(err)?;
+            }
+            continue;
+        }
+        let mut add = |dobj: &Bound<'py, PyAny>, vobj: &Bound<'py, PyAny>| -> PyResult<()> {
+            if pytrec_types
+                && kind == Kind::Run
+                && !(dobj.is_instance_of::<PyString>()
+                    && (vobj.is_instance_of::<PyFloat>() || vobj.is_instance_of::<PyInt>()))
+            {
+                return Err(bad_run());
+            }
+            // Python floats first (the common case), then anything numeric.
+            let value: Option<f64> = if let Ok(f) = vobj.cast::<PyFloat>() {
+                Some(f.value())
+            } else if vobj.is_instance_of::<PyString>() {
+                None
+            } else {
+                vobj.extract().ok()
+            };
+            unique &= dobj.is_instance_of::<PyString>();
+            let doc = id_bytes(dobj, &mut dbuf, "a document id")?;
+            let Some(value) = value else {
+                return Err(err(Error::InvalidInput(format!(
+                    "query {qid:?}, document {:?}: the {what_value} must be a number, got {}",
+                    String::from_utf8_lossy(doc),
+                    vobj.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))));
+            };
+            b.row(q, doc, value).map_err(err)
+        };
+        if let Ok(d) = inner.cast::<PyDict>() {
+            for (dobj, vobj) in d.iter() {
+                add(&dobj, &vobj)?;
+            }
+            continue;
+        }
+        let pairs =
+            items(&inner).map_err(|_| {
+                err(Error::InvalidInput(format!(
+                "query {qid:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
+                 got {}",
+                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )))
+            })?;
+        for (dobj, vobj) in pairs {
+            add(&dobj, &vobj)?;
+        }
+    }
+    if unique {
+        b.assume_unique_docs();
+    }
+    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    Ok(to_arrays(py, encoded))
+}
+
+/// One query of pytrec_eval-style qrels: its type checks and messages.
+pub(super) fn check_pytrec_qrels(
+    qobj: &Bound<'_, PyAny>,
+    inner: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    if !qobj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("Expected string as key."));
+    }
+    let Ok(docs) = inner.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err("Expected dictionary as value."));
+    };
+    for (doc, label) in docs.iter() {
+        if !doc.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "Expected mapping of document id to query relevance or matching score.",
+            ));
+        }
+        if !label.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err("Expected relevance to be integer."));
+        }
+    }
+    Ok(())
+}
+
+/// Encode grouped ground truth: `items` is a sequence of
+/// `(query id, groups, labels or None)`; each group is a sequence of doc ids (a
+/// bare id is a group of one); `labels` gives one label per group (default 1).
+#[pyfunction]
+pub(super) fn encode_groups<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyAny>,
+) -> PyResult<EncodedArrays<'py>> {
+    let mut b = Builder::new(Kind::Qrels, false);
+    let mut dbuf = String::new();
+    let err = |e: Error| to_py(py, e);
+    let bad = |m: String| to_py(py, Error::InvalidInput(m));
+    for item in items.try_iter()? {
+        let item = item?;
+        let (qobj, groups, labels): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            item.extract()?;
+        let qid = id_string(&qobj, "a query id")?;
+        let q = b.query(qid.as_bytes()).map_err(err)?;
+        if groups.is_instance_of::<PyString>() || groups.try_iter().is_err() {
+            return Err(bad(format!(
+                "query {qid:?}: the ground truth must be a list of groups (lists of ids)"
+            )));
+        }
+        let groups: Vec<Bound<'py, PyAny>> = groups.try_iter()?.collect::<PyResult<_>>()?;
+        let labels: Option<Vec<f64>> = if labels.is_none() {
+            None
+        } else {
+            let l: Vec<f64> = labels.extract().map_err(|_| {
+                bad(format!(
+                    "query {qid:?}: labels must be a list of numbers, one per group"
+                ))
+            })?;
+            if l.len() != groups.len() {
+                return Err(bad(format!(
+                    "query {qid:?}: {} labels for {} groups",
+                    l.len(),
+                    groups.len()
+                )));
+            }
+            Some(l)
+        };
+        for (g, group) in groups.iter().enumerate() {
+            let label = labels.as_ref().map_or(1.0, |l| l[g]);
+            let members: Vec<Bound<'py, PyAny>> =
+                if group.cast::<PyList>().is_ok() || group.cast::<PyTuple>().is_ok() {
+                    group.try_iter()?.collect::<PyResult<_>>()?
+                } else {
+                    vec![group.clone()]
+                };
+            if members.is_empty() {
+                return Err(bad(format!("query {qid:?}: group {g} is empty")));
+            }
+            for m in &members {
+                let doc = id_bytes(m, &mut dbuf, "a document id")?;
+                if doc.is_empty() {
+                    return Err(bad(format!(
+                        "query {qid:?}: group {g} holds an empty document id"
+                    )));
+                }
+                b.grouped_row(q, doc, label, g as u32).map_err(err)?;
+            }
+        }
+    }
+    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    Ok(to_arrays(py, encoded))
+}
+
+/// The strings of a vocabulary, as a list of `str` (invalid UTF-8 replaced).
+#[pyfunction]
+pub(super) fn decode_vocab<'py>(
+    py: Python<'py>,
+    bytes: PyReadonlyArray1<'py, u8>,
+    offsets: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
+    let v = Vocab::new(
+        bytes.as_slice().map_err(sl)?,
+        offsets.as_slice().map_err(sl)?,
+    )
+    .map_err(|e| to_py(py, e))?;
+    Ok((0..v.len())
+        .map(|i| PyString::new(py, &String::from_utf8_lossy(v.get(i))))
+        .collect())
+}
+
+/// An id column chunk as the Python side passes it (see `core::columns::Ids`):
+/// `("str", bytes, offsets)`, `("dict", bytes, offsets, indices)`,
+/// `("int", values)` or `("uint", values)`; offsets and indices int32 or int64.
+pub(super) enum HeldInts<'py> {
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+pub(super) enum HeldIds<'py> {
+    Strings(PyReadonlyArray1<'py, u8>, HeldInts<'py>),
+    Dict(PyReadonlyArray1<'py, u8>, HeldInts<'py>, HeldInts<'py>),
+    Int(PyReadonlyArray1<'py, i64>),
+    UInt(PyReadonlyArray1<'py, u64>),
+}
+
+impl<'py> HeldInts<'py> {
+    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i32>>() {
+            return Ok(HeldInts::I32(a));
+        }
+        obj.extract::<PyReadonlyArray1<'py, i64>>()
+            .map(HeldInts::I64)
+            .map_err(|_| PyTypeError::new_err("offsets/indices must be int32 or int64 arrays"))
+    }
+
+    fn view(&self) -> PyResult<columns::Ints<'_>> {
+        Ok(match self {
+            HeldInts::I32(a) => columns::Ints::I32(a.as_slice().map_err(non_contiguous)?),
+            HeldInts::I64(a) => columns::Ints::I64(a.as_slice().map_err(non_contiguous)?),
+        })
+    }
+}
+
+impl<'py> HeldIds<'py> {
+    fn extract(spec: &Bound<'py, PyTuple>) -> PyResult<Self> {
+        let tag: String = spec.get_item(0)?.extract()?;
+        let arg = |i: usize| spec.get_item(i);
+        Ok(match (tag.as_str(), spec.len()) {
+            ("str", 3) => HeldIds::Strings(arg(1)?.extract()?, HeldInts::extract(&arg(2)?)?),
+            ("dict", 4) => HeldIds::Dict(
+                arg(1)?.extract()?,
+                HeldInts::extract(&arg(2)?)?,
+                HeldInts::extract(&arg(3)?)?,
+            ),
+            ("int", 2) => HeldIds::Int(arg(1)?.extract()?),
+            ("uint", 2) => HeldIds::UInt(arg(1)?.extract()?),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "an id column is ('str', bytes, offsets), ('dict', bytes, offsets, \
+                     indices), ('int', values) or ('uint', values)",
+                ))
+            }
+        })
+    }
+
+    fn view(&self) -> PyResult<columns::Ids<'_>> {
+        Ok(match self {
+            HeldIds::Strings(b, o) => columns::Ids::Strings {
+                bytes: b.as_slice().map_err(non_contiguous)?,
+                offsets: o.view()?,
+            },
+            HeldIds::Dict(b, o, i) => columns::Ids::Dict {
+                bytes: b.as_slice().map_err(non_contiguous)?,
+                offsets: o.view()?,
+                indices: i.view()?,
+            },
+            HeldIds::Int(v) => columns::Ids::Int(v.as_slice().map_err(non_contiguous)?),
+            HeldIds::UInt(v) => columns::Ids::UInt(v.as_slice().map_err(non_contiguous)?),
+        })
+    }
+}
+
+/// One chunk of rows as passed from Python: (query ids, doc ids, values).
+pub(super) type ColumnChunk<'py> = (
+    Bound<'py, PyTuple>,
+    Bound<'py, PyTuple>,
+    PyReadonlyArray1<'py, f64>,
+);
+
+/// Encode rows given as column chunks: `chunks` is a list of
+/// `(query ids, doc ids, values)`, the ids in one of the layouts of `HeldIds`,
+/// values float64, all three of one length; rows are numbered across chunks.
+/// `names`: (query, doc, value) column names, for messages.  The arrays are
+/// borrowed, and the GIL released while the rows are encoded.
+#[pyfunction]
+#[pyo3(signature = (kind, chunks, names, round_f32 = false))]
+pub(super) fn encode_columns<'py>(
+    py: Python<'py>,
+    kind: &str,
+    chunks: Vec<ColumnChunk<'py>>,
+    names: (String, String, String),
+    round_f32: bool,
+) -> PyResult<EncodedArrays<'py>> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    let held = chunks
+        .iter()
+        .map(|(q, d, v)| Ok((HeldIds::extract(q)?, HeldIds::extract(d)?, v)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let views = held
+        .iter()
+        .map(|(q, d, v)| {
+            Ok(columns::Chunk {
+                queries: q.view()?,
+                docs: d.view()?,
+                values: v.as_slice().map_err(non_contiguous)?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let names = columns::Names {
+        query: &names.0,
+        doc: &names.1,
+        value: &names.2,
+    };
+    let encoded = py
+        .detach(|| columns::encode_columns(kind, &views, names, round_f32))
+        .map_err(|e| to_py(py, e))?;
+    Ok(to_arrays(py, encoded))
+}
+
+/// A string column in Arrow's layout: (UTF-8 bytes, int64 offsets).
+pub(super) type PackedIds<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>);
+
+/// Pack a sequence of ids (`str`, or integers written in decimal) into Arrow's
+/// string layout: (UTF-8 bytes, int64 offsets).  A null (`None`, NaN, pandas'
+/// NA) or any other type is an error naming `column` and the row.
+#[pyfunction]
+pub(super) fn pack_ids<'py>(
+    py: Python<'py>,
+    ids: &Bound<'py, PyAny>,
+    column: &str,
+) -> PyResult<PackedIds<'py>> {
+    use std::fmt::Write;
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut offsets: Vec<i64> = Vec::with_capacity(ids.len().unwrap_or(0) + 1);
+    offsets.push(0);
+    let mut num = String::new();
+    let mut push = |row: usize, obj: &Bound<'py, PyAny>| -> PyResult<()> {
+        if let Ok(s) = obj.cast::<PyString>() {
+            bytes.extend_from_slice(s.to_cow()?.as_bytes());
+        } else if obj.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(to_py(
+                py,
+                Error::InvalidInput(format!(
+                    "column {column:?}, row {row}: an id must be a str or an int, got a bool"
+                )),
+            ));
+        } else if let Ok(v) = obj.extract::<i64>() {
+            num.clear();
+            let _ = write!(num, "{v}");
+            bytes.extend_from_slice(num.as_bytes());
+        } else if obj.is_instance_of::<PyInt>() {
+            bytes.extend_from_slice(obj.str()?.to_cow()?.as_bytes());
+        } else {
+            let null = obj.is_none()
+                || obj.extract::<f64>().is_ok_and(f64::is_nan)
+                || obj.get_type().name()?.to_cow()? == "NAType";
+            let msg = if null {
+                format!("column {column:?}, row {row}: the id is null")
+            } else {
+                format!(
+                    "column {column:?}, row {row}: an id must be a str or an int, got {} ({})",
+                    obj.get_type().name()?,
+                    obj.repr()?
+                )
+            };
+            return Err(to_py(py, Error::InvalidInput(msg)));
+        }
+        offsets.push(bytes.len() as i64);
+        Ok(())
+    };
+    if let Ok(list) = ids.cast::<PyList>() {
+        for (row, obj) in list.iter().enumerate() {
+            push(row, &obj)?;
+        }
+    } else {
+        for (row, obj) in ids.try_iter()?.enumerate() {
+            push(row, &obj?)?;
+        }
+    }
+    Ok((bytes.into_pyarray(py), offsets.into_pyarray(py)))
+}
+
+/// Encode one side from rows, the row index (zero-padded, so that byte order is
+/// row order) as the query id.  `kind="run"`: each row is a ranked list of ids
+/// or a mapping id -> score.  `kind="qrels"`: each row is a list whose items
+/// are ids (a group of one, label 1) or lists of ids (a group, label 1), or a
+/// mapping id -> label (each id its own group).  Qrels are always grouped; with
+/// groups of one that is ordinary qrels.  `None` is an empty row.
+#[pyfunction]
+pub(super) fn encode_rows<'py>(
+    py: Python<'py>,
+    rows: &Bound<'py, PyAny>,
+    kind: &str,
+) -> PyResult<EncodedArrays<'py>> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    let n = num_rows(rows, "the rows")?;
+    let width = n.saturating_sub(1).to_string().len();
+    let mut b = Builder::new(kind, false);
+    let mut dbuf = String::new();
+    let err = |e: Error| to_py(py, e);
+    let bad = |m: String| to_py(py, Error::InvalidInput(m));
+    let mut count = 0usize;
+    for (r, row) in rows.try_iter()?.enumerate() {
+        let row = row?;
+        count += 1;
+        let q = b.query(format!("{r:0width$}").as_bytes()).map_err(err)?;
+        let doc_of = |obj: &Bound<'py, PyAny>, buf: &mut String| -> PyResult<Vec<u8>> {
+            let d = id_bytes(obj, buf, "a document id")
+                .map_err(|e| bad(format!("row {r}: {}", e.value(py))))?;
+            if d.is_empty() {
+                return Err(bad(format!("row {r}: an empty document id")));
+            }
+            Ok(d.to_vec())
+        };
+        if let Ok(d) = row.cast::<PyDict>() {
+            for (g, (k, v)) in d.iter().enumerate() {
+                let doc = doc_of(&k, &mut dbuf)?;
+                let value: f64 = if v.is_instance_of::<PyString>() {
+                    None
+                } else {
+                    v.extract().ok()
+                }
+                .ok_or_else(|| {
+                    bad(format!(
+                        "row {r}, document {:?}: the value must be a number, got {}",
+                        String::from_utf8_lossy(&doc),
+                        v.repr().map(|x| x.to_string()).unwrap_or_default()
+                    ))
+                })?;
+                match kind {
+                    Kind::Run => b.row(q, &doc, value),
+                    Kind::Qrels => b.grouped_row(q, &doc, value, g as u32),
+                }
+                .map_err(err)?;
+            }
+            continue;
+        }
+        let Some(items) = row_items(&row, r, "a row")? else {
+            continue;
+        };
+        let len = items.len();
+        for (g, item) in items.iter().enumerate() {
+            if kind == Kind::Run || is_id(item) {
+                let doc = doc_of(item, &mut dbuf)?;
+                match kind {
+                    Kind::Run => b.row(q, &doc, (len - g) as f64),
+                    Kind::Qrels => b.grouped_row(q, &doc, 1.0, g as u32),
+                }
+                .map_err(err)?;
+                continue;
+            }
+            let members = row_items(item, r, "a group")?.unwrap_or_default();
+            if members.is_empty() {
+                return Err(bad(format!("row {r}: group {g} is empty")));
+            }
+            for m in &members {
+                let doc = doc_of(m, &mut dbuf)?;
+                b.grouped_row(q, &doc, 1.0, g as u32).map_err(err)?;
+            }
+        }
+    }
+    if count != n {
+        return Err(bad(format!("{n} rows announced, {count} iterated")));
+    }
+    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    Ok(to_arrays(py, encoded))
+}

@@ -1,0 +1,70 @@
+//! TREC files (`core::trec`): reading a run or qrels file, writing one.
+
+use super::{to_arrays, to_py, EncodedArrays, SideArrays};
+use crate::core::encode::Kind;
+use crate::core::error::Error;
+use crate::core::eval;
+use crate::core::trec::{self, TrecRows};
+use crate::core::vocab::Vocab;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// Read a TREC run or qrels file (`"-"` = stdin; gzip recognised by its magic
+/// bytes).  Returns the encoded arrays (as `encode_mapping`) and the tag of the
+/// run's first line (`None` for qrels or an empty run).
+#[pyfunction]
+#[pyo3(signature = (path, kind, round_f32 = false))]
+pub(super) fn read_trec<'py>(
+    py: Python<'py>,
+    path: &str,
+    kind: &str,
+    round_f32: bool,
+) -> PyResult<(EncodedArrays<'py>, Option<String>)> {
+    let kind = match kind {
+        "run" => Kind::Run,
+        "qrels" => Kind::Qrels,
+        _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
+    };
+    // Parsed in parallel: on `RANKLENS_NUM_THREADS` threads if set.
+    let t = py
+        .detach(|| eval::with_threads(None, || trec::read_trec_file(path, kind, round_f32)))
+        .and_then(|x| x)
+        .map_err(|e| to_py(py, e))?;
+    Ok((to_arrays(py, t.encoded), t.tag))
+}
+
+/// Write an encoded side as a TREC file (`.gz` paths compressed, `"-"` stdout).
+/// `tag` is required for a run and ignored for qrels.
+#[pyfunction]
+#[pyo3(signature = (path, kind, side, tag = None))]
+pub(super) fn write_trec<'py>(
+    py: Python<'py>,
+    path: &str,
+    kind: &str,
+    side: SideArrays<'py>,
+    tag: Option<&str>,
+) -> PyResult<()> {
+    let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
+    let err = |e: Error| to_py(py, e);
+    let rows = TrecRows {
+        queries: Vocab::new(
+            side.0.as_slice().map_err(sl)?,
+            side.1.as_slice().map_err(sl)?,
+        )
+        .map_err(err)?,
+        docs: Vocab::new(
+            side.3.as_slice().map_err(sl)?,
+            side.4.as_slice().map_err(sl)?,
+        )
+        .map_err(err)?,
+        offsets: side.2.as_slice().map_err(sl)?,
+        doc_ids: side.5.as_slice().map_err(sl)?,
+        values: side.6.as_slice().map_err(sl)?,
+    };
+    py.detach(|| match kind {
+        "run" => trec::write_run_rows(path, rows, tag.unwrap_or("ranklens")),
+        "qrels" => trec::write_qrels_rows(path, rows),
+        _ => Err(Error::InvalidInput("kind must be 'run' or 'qrels'".into())),
+    })
+    .map_err(err)
+}
