@@ -1,4 +1,4 @@
-//! AutoRAG's metrics of every row (`core::metrics::autorag`, `core::tokens`):
+//! AutoRAG's metrics of every row (`core::autorag`, `core::autorag::tokens`):
 //! retrieval metrics from ids, token-overlap metrics from contents.
 
 use super::{is_id, num_rows, row_items, to_py};
@@ -28,7 +28,9 @@ pub(super) fn autorag_key(obj: &Bound<'_, PyAny>, row: usize, buf: &mut Vec<u8>)
     buf.clear();
     if let Ok(s) = obj.cast::<PyString>() {
         let s = s.to_cow()?;
-        if s.trim_matches(crate::core::tokens::is_py_space).is_empty() {
+        if s.trim_matches(crate::core::autorag::tokens::is_py_space)
+            .is_empty()
+        {
             return Ok(false);
         }
         buf.push(b's');
@@ -51,7 +53,7 @@ pub(super) fn autorag_key(obj: &Bound<'_, PyAny>, row: usize, buf: &mut Vec<u8>)
 }
 
 /// AutoRAG's retrieval metrics of every row: a `rows x 6` array, columns
-/// recall, precision, f1, mrr, map, ndcg (`core::metrics::autorag`); NaN where
+/// recall, precision, f1, mrr, map, ndcg (`core::autorag`); NaN where
 /// AutoRAG returns None (a missing, empty or blank ground truth or retrieved
 /// list).  `compensated`: sum as Python >= 3.12 does.
 #[pyfunction]
@@ -63,7 +65,7 @@ pub(super) fn autorag_retrieval<'py>(
     compensated: bool,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    use crate::core::metrics::autorag;
+    use crate::core::autorag;
     let n = num_rows(retrieval_gt, "retrieval_gt")?;
     let m = num_rows(retrieved_ids, "retrieved_ids")?;
     same_rows(py, n, m, ("retrieval_gt", "retrieved_ids"))?;
@@ -169,7 +171,9 @@ pub(super) fn push_contents(
     for item in &items {
         if let Ok(s) = item.cast::<PyString>() {
             let s = s.to_cow()?;
-            ok &= !s.trim_matches(crate::core::tokens::is_py_space).is_empty();
+            ok &= !s
+                .trim_matches(crate::core::autorag::tokens::is_py_space)
+                .is_empty();
             text.push_str(&s);
             offsets.push(text.len());
         } else if nested {
@@ -204,14 +208,16 @@ pub(super) fn push_contents_one(
         )
     })?;
     let s = s.to_cow()?;
-    let ok = !s.trim_matches(crate::core::tokens::is_py_space).is_empty();
+    let ok = !s
+        .trim_matches(crate::core::autorag::tokens::is_py_space)
+        .is_empty();
     text.push_str(&s);
     offsets.push(text.len());
     Ok(ok)
 }
 
 /// AutoRAG's token-overlap metrics of every row: a `rows x 3` array, columns
-/// precision, recall, f1 (`core::tokens`); NaN where AutoRAG returns None.
+/// precision, recall, f1 (`core::autorag::tokens`); NaN where AutoRAG returns None.
 #[pyfunction]
 #[pyo3(signature = (retrieved_contents, retrieval_gt_contents, threads = None))]
 pub(super) fn autorag_token<'py>(
@@ -220,7 +226,7 @@ pub(super) fn autorag_token<'py>(
     retrieval_gt_contents: &Bound<'py, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    use crate::core::tokens;
+    use crate::core::autorag::tokens;
     let n = num_rows(retrieved_contents, "retrieved_contents")?;
     let m = num_rows(retrieval_gt_contents, "retrieval_gt_contents")?;
     same_rows(py, n, m, ("retrieved_contents", "retrieval_gt_contents"))?;

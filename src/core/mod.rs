@@ -7,8 +7,11 @@
 //!   parallel loop over queries;
 //! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
-//! * `stream`  — scoring a run file chunk by chunk, in bounded memory.
+//! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
+//! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
+//!   token overlap between passages (`autorag/tokens.rs`).
 
+pub mod autorag;
 pub mod columns;
 pub mod encode;
 pub mod error;
@@ -17,6 +20,5 @@ pub mod join;
 pub mod metrics;
 pub mod stats;
 pub mod stream;
-pub mod tokens;
 pub mod trec;
 pub mod vocab;

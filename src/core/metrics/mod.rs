@@ -12,7 +12,6 @@
 //! not judged non-relevant, gain 0.  Documents not in the qrels are
 //! non-relevant (NaN here: every comparison with it is false).
 
-pub mod autorag;
 pub mod bpref;
 pub mod counts;
 pub mod expected;

@@ -22,6 +22,10 @@
 //! Sums run in AutoRAG's order with Python's `sum` (`PySum`): left to right,
 //! or, from Python 3.12 on, with Neumaier's compensation, so that the values
 //! are bit-identical to AutoRAG's under the running interpreter.
+//!
+//! The token-overlap metrics (`retrieval_token_*`) are in [`tokens`].
+
+pub mod tokens;
 
 use rayon::prelude::*;
 
