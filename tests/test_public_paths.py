@@ -112,7 +112,7 @@ def test_installed_console_scripts_run():
     )
     assert out.returncode == 0 and "trec_eval version 10.0" in out.stderr
     out = subprocess.run([str(scripts_dir / "ranklens"), "--help"], capture_output=True, text=True)
-    assert out.returncode == 0 and "QRELS" in out.stdout
+    assert out.returncode == 0 and out.stdout.startswith("usage: ranklens")
 
 
 def test_python_dash_m_cli():

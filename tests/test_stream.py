@@ -1,6 +1,6 @@
 """``evaluate_files``: a run file scored chunk by chunk gives ``evaluate``'s numbers, bit for bit.
 
-The chunked reader and the chunk loop are in Rust (``src/core/trec.rs``,
+The chunked reader and the chunk loop are in Rust (``src/core/trec/``,
 ``src/core/stream.rs``, unit-tested there); these tests compare the Python
 surface with ``evaluate(Qrels.from_trec(...), Run.from_trec(...))`` on trec_eval's
 test files and on generated files with chunks small enough to split everywhere.

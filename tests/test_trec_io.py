@@ -1,6 +1,6 @@
 """TREC run and qrels files: ``Run.from_trec`` / ``Qrels.from_trec`` / ``to_trec``.
 
-The parsing itself is in Rust (``src/core/trec.rs``, unit-tested there); these
+The parsing itself is in Rust (``src/core/trec/``, unit-tested there); these
 tests check the Python surface: round trips, gzip, comments, error messages that
 name file and line, float labels, and trec_eval's numbers on its own test files
 (``tests/data`` holds copies of NIST trec_eval 10.0's ``test/`` inputs).

@@ -415,8 +415,11 @@ mod tests {
                     })
                     .sum();
                 let want = sum / all.len() as f64;
+                // Relative above 1: the brute force sums up to thousands of
+                // orderings, so its rounding grows with the value (DCG of 3.84
+                // came out 1.04e-12 away in one proptest case).
                 assert!(
-                    (got - want).abs() < 1e-12,
+                    (got - want).abs() < 1e-12 * want.abs().max(1.0),
                     "{name}@{k:?}: closed form {got} != brute force {want} \
                      (labels {labels:?}, bounds {bounds:?}, n {n}, judged {judged:?})"
                 );

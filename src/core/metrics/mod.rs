@@ -97,7 +97,7 @@ pub enum Family {
 }
 
 impl Family {
-    /// Canonical names, as in `python/ranklens/_names.py`.
+    /// Canonical names, as in `python/ranklens/_names/_families.py`.
     pub fn from_name(name: &str) -> Option<Family> {
         Some(match name {
             "precision" => Family::Precision,
@@ -181,7 +181,7 @@ impl Family {
     }
 
     /// The named numeric parameters the family takes, with their defaults
-    /// (mirrors `FAMILIES[...].params` in `python/ranklens/_names.py`).
+    /// (mirrors `FAMILIES[...].params` in `python/ranklens/_names/_families.py`).
     fn params(self) -> &'static [(&'static str, f64)] {
         match self {
             // -- trec_eval part A --
