@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: venv install lint fmt test test-rust test-python bench clean
+.PHONY: venv wheel install lint fmt test test-rust test-python smoke bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -12,9 +12,15 @@ $(PY):
 venv: $(PY)
 	$(PY) -m pip install "maturin>=1.7,<2" "ruff>=0.5"
 
-# Build the extension (release) and install the package with its test dependencies.
-install: venv
-	$(PY) -m pip install ".[test]"
+# One cp39-abi3 wheel (release build) in dist/, for every CPython from 3.9.
+wheel: venv
+	rm -f dist/ranklens-*.whl
+	$(PY) -m maturin build --release --out dist
+
+# That wheel installed with the test dependencies.
+install: wheel
+	$(PY) -m pip install --force-reinstall --no-deps dist/ranklens-*.whl
+	$(PY) -m pip install "$$(ls dist/ranklens-*.whl)[test]"
 
 fmt:
 	cargo fmt
@@ -34,8 +40,13 @@ test-rust:
 test-python: install
 	$(PY) -m pytest -q tests
 
-# The whole suite: lint, Rust unit tests, Python tests against the installed package.
-test: lint test-rust test-python
+# The same wheel in fresh venvs of every CPython 3.9-3.13 found, no Rust on PATH.
+smoke: install
+	$(PY) scripts/smoke_wheels.py dist/ranklens-*.whl
+
+# The whole suite: lint, Rust unit tests, Python tests against the installed wheel,
+# the wheel on every Python.
+test: lint test-rust test-python smoke
 
 # Python libraries side by side (see benches/README.md), then the Rust core alone
 # (criterion; --quick keeps it to about a minute after the build).

@@ -14,13 +14,24 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// An id: `str` (its UTF-8 bytes, borrowed from the object: no copy), or `int`
 /// (written in decimal into `buf`); anything else is an error.
+///
+/// Why a copy under the stable ABI before 3.10: the limited API of 3.9 has no
+/// call that lends a `str`'s UTF-8 bytes (`PyUnicode_AsUTF8AndSize` joined it in
+/// 3.10), so the `cp39-abi3` wheel encodes each `str` into `buf` instead.
 pub(super) fn id_bytes<'a>(
     obj: &'a Bound<'_, PyAny>,
     buf: &'a mut String,
     what: &str,
 ) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
+        #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
         return Ok(s.to_str()?.as_bytes());
+        #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
+        {
+            buf.clear();
+            buf.push_str(&s.to_cow()?);
+            return Ok(buf.as_bytes());
+        }
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
         buf.clear();
