@@ -321,6 +321,35 @@ def test_assert_no_regression(tmp_path, monkeypatch):
     assert assert_no_regression(qrels, base, cand, {"P@50": 0.05}).settings["mode"] == "lenient"
 
 
+def test_config_without_a_toml_reader(tmp_path, monkeypatch):
+    # Python 3.9/3.10 without tomli: a file with the table is an error, one without is fine.
+    from ranklens._gate import load_config
+    from ranklens._gate._config import ConfigError
+
+    monkeypatch.setitem(sys.modules, "tomllib", None)
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    plain = tmp_path / "plain.toml"
+    plain.write_text("[project]\nname = 'ranklens-user'\n")
+    assert load_config(plain) == {}
+    gated = tmp_path / "gated.toml"
+    gated.write_text("[tool.ranklens.gate]\nmax_drop = 0.01\n")
+    with pytest.raises(ConfigError, match=r"needs Python 3.11\+ or the tomli package"):
+        load_config(gated)
+
+
+def test_config_found_in_a_parent(tmp_path, monkeypatch):
+    from ranklens._gate import find_pyproject, load_config
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ranklens.gate]\nmetrics = ["ndcg@10"]\nmax_drop = 0.01\ntest = "fisher"\n'
+    )
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    assert find_pyproject() == tmp_path / "pyproject.toml"
+    assert load_config() == {"metrics": ["ndcg@10"], "budgets": 0.01, "test": "fisher"}
+
+
 # -- the command line, in a subprocess ------------------------------------------------
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
