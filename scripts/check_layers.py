@@ -28,7 +28,8 @@ PKG = ROOT / "python" / "ranklens"
 # Top to bottom; units in one layer may not import each other.
 LAYERS: list[list[str]] = [
     ["cli"],
-    ["compat", "plots", "__init__"],
+    ["compat", "plots", "testing", "__init__"],
+    ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score"],
     ["_distributed", "_evaluate", "_stream", "_relstring"],
     ["_data", "_results", "metrics"],

@@ -20,10 +20,12 @@ PUBLIC = {
     "ranklens": [
         "Comparison",
         "Explanation",
+        "GateResult",
         "Metric",
         "ParseError",
         "Qrels",
         "RanklensInputError",
+        "RanklensWarning",
         "Results",
         "Run",
         "UnknownMetricError",
@@ -32,6 +34,7 @@ PUBLIC = {
         "evaluate",
         "evaluate_files",
         "explain",
+        "gate",
         "parse_metric",
         "parse_metrics",
         "relstring",
@@ -39,7 +42,12 @@ PUBLIC = {
         "score_batch",
         "score_frame",
     ],
-    "ranklens.errors": ["ParseError", "RanklensInputError", "UnknownMetricError"],
+    "ranklens.errors": [
+        "ParseError",
+        "RanklensInputError",
+        "RanklensWarning",
+        "UnknownMetricError",
+    ],
     "ranklens.compare": [
         "COLUMNS",
         "CORRECTIONS",
@@ -49,6 +57,8 @@ PUBLIC = {
         "adjust_pvalues",
         "cohens_d",
         "compare",
+        "student_t_ppf",
+        "student_t_sf",
         "student_t_two_sided",
         "studentized_range_sf",
         "ttest_paired_p",
@@ -69,6 +79,7 @@ PUBLIC = {
     "ranklens.dask": ["evaluate"],
     "ranklens.spark": ["evaluate"],
     "ranklens.cli": ["main", "trec_eval_main"],
+    "ranklens.testing": ["assert_no_regression"],
 }
 
 SCRIPTS = {"ranklens": "ranklens.cli:main", "ranklens-trec-eval": "ranklens.cli:trec_eval_main"}

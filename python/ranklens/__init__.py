@@ -11,6 +11,7 @@
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._explain import Explanation, explain
+from ranklens._gate import GateResult, gate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
 from ranklens._relstring import relstring
@@ -18,15 +19,17 @@ from ranklens._results import Results
 from ranklens._score import score, score_batch, score_frame
 from ranklens._stream import evaluate_files
 from ranklens.compare import Comparison, compare
-from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
+from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, UnknownMetricError
 
 __all__ = [
     "Comparison",
     "Explanation",
+    "GateResult",
     "Metric",
     "ParseError",
     "Qrels",
     "RanklensInputError",
+    "RanklensWarning",
     "Results",
     "Run",
     "UnknownMetricError",
@@ -35,6 +38,7 @@ __all__ = [
     "evaluate",
     "evaluate_files",
     "explain",
+    "gate",
     "parse_metric",
     "parse_metrics",
     "relstring",

@@ -7,7 +7,7 @@ the Rust core arrive already mapped to these classes (one place: ``src/lib.rs``)
 
 from __future__ import annotations
 
-__all__ = ["ParseError", "RanklensInputError", "UnknownMetricError"]
+__all__ = ["ParseError", "RanklensInputError", "RanklensWarning", "UnknownMetricError"]
 
 
 class RanklensInputError(ValueError):
@@ -20,3 +20,8 @@ class UnknownMetricError(RanklensInputError):
 
 class ParseError(RanklensInputError):
     """A malformed line in a TREC file (the message names file and line)."""
+
+
+class RanklensWarning(UserWarning):
+    """A result that holds but may mislead, e.g. a gate budget smaller than the
+    drop its query set can detect."""

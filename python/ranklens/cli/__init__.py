@@ -6,10 +6,12 @@
 A progress bar is shown on stderr while a large file loads, when stderr is a
 terminal. [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
+    ranklens gate QRELS BASELINE CANDIDATE -m ndcg@10 --max-drop ndcg@10=0.01 [--mode strict]
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
 Exit status: 0 on success, 2 on a usage error, 1 on bad data (one line on
-stderr naming the file and line; nothing on stdout).
+stderr naming the file and line; nothing on stdout).  ``ranklens gate`` has its
+own: 0 pass, 1 a budget failed, 2 usage error, 3 bad input.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["main", "trec_eval_main"]
 # Each command's module is imported only when it runs.
 _SUBCOMMANDS = {
     "compare": "ranklens.cli._compare",
+    "gate": "ranklens.cli._gate",
     "trec_eval": "ranklens.cli._trec_eval",
 }
 

@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from ranklens.cli._options import add_metric_option
 from ranklens.compare import CORRECTIONS, TESTS, compare
 from ranklens.errors import RanklensInputError
 
@@ -29,13 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("qrels", help="qrels file (qid iter docno label)")
     p.add_argument("runs", nargs="+", help="two or more run files (qid iter docno rank score tag)")
-    p.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        dest="metrics",
-        metavar="METRIC",
-        help="metric, any spelling (ndcg@10, P_5, map); repeatable (default: map, ndcg@10)",
+    add_metric_option(
+        p,
+        "metric, any spelling (ndcg@10, P_5, map); repeatable (default: map, ndcg@10)",
     )
     p.add_argument("--test", choices=TESTS, default="fisher", help="significance test")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm")

@@ -14,6 +14,7 @@ from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
 from ranklens._results import Results
 from ranklens._stream import _evaluate_files
+from ranklens.cli._options import add_metric_option
 from ranklens.cli._progress import reading
 from ranklens.errors import RanklensInputError
 
@@ -27,13 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("qrels", help="qrels file (qid iter docno label); .gz ok; - for stdin")
     p.add_argument("runs", nargs="+", help="run file(s) (qid iter docno rank score tag)")
-    p.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        dest="metrics",
-        metavar="METRIC",
-        help="metric name, any spelling (ndcg@10, P_5, map, nDCG@10, ndcg@5,10); repeatable",
+    add_metric_option(
+        p,
+        "metric name, any spelling (ndcg@10, P_5, map, nDCG@10, ndcg@5,10); repeatable",
     )
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
     p.add_argument(

@@ -8,6 +8,8 @@ from ranklens.compare._comparison import COLUMNS, Comparison, PairResult
 from ranklens.compare._stats import (
     adjust_pvalues,
     cohens_d,
+    student_t_ppf,
+    student_t_sf,
     student_t_two_sided,
     studentized_range_sf,
     ttest_paired_p,
@@ -26,6 +28,8 @@ __all__ = [
     "adjust_pvalues",
     "cohens_d",
     "compare",
+    "student_t_ppf",
+    "student_t_sf",
     "student_t_two_sided",
     "studentized_range_sf",
     "ttest_paired_p",

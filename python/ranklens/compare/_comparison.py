@@ -193,13 +193,13 @@ _HEADERS = (
 )
 
 
-def _num(x: float, digits: int) -> str:
+def fmt_number(x: float, digits: int) -> str:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}f}"
 
 
-def _p(x: float) -> str:
+def fmt_p(x: float) -> str:
     if x == 0:
         return "0"
     if x < 1e-4:
@@ -212,14 +212,14 @@ def _cells(r: PairResult, digits: int) -> list[str]:
         r.metric,
         r.run,
         r.other,
-        _num(r.mean, digits),
-        _num(r.other_mean, digits),
-        _num(r.diff, digits),
-        _p(r.p_value),
-        _p(r.p_adjusted),
+        fmt_number(r.mean, digits),
+        fmt_number(r.other_mean, digits),
+        fmt_number(r.diff, digits),
+        fmt_p(r.p_value),
+        fmt_p(r.p_adjusted),
         "*" if r.significant else "",
-        _num(r.effect_size, 3),
-        f"[{_num(r.ci_low, digits)}, {_num(r.ci_high, digits)}]",
+        fmt_number(r.effect_size, 3),
+        f"[{fmt_number(r.ci_low, digits)}, {fmt_number(r.ci_high, digits)}]",
         f"{r.wins}/{r.ties}/{r.losses}",
     ]
 
@@ -290,7 +290,7 @@ def to_html(c: Comparison, digits: int = 4) -> str:
     return "\n".join(out)
 
 
-def _json_float(x: float) -> Any:
+def json_float(x: float) -> Any:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return x
@@ -310,7 +310,7 @@ def to_dict(c: Comparison) -> dict[str, Any]:
         "missing_queries": c.missing_queries,
         "ignored_queries": c.ignored_queries,
         "results": [
-            {k: _json_float(v) if isinstance(v, float) else v for k, v in r.to_dict().items()}
+            {k: json_float(v) if isinstance(v, float) else v for k, v in r.to_dict().items()}
             for r in c.results
         ],
     }

@@ -1,5 +1,6 @@
-"""The statistics behind `compare`, in pure Python + numpy (no scipy): effect size,
-paired t, Wilcoxon signed-rank, Tukey's studentized range, p-value corrections."""
+"""The statistics behind `compare` (and `gate`), in pure Python + numpy (no scipy):
+effect size, paired t (p-values and quantiles), Wilcoxon signed-rank, Tukey's
+studentized range, p-value corrections."""
 
 from __future__ import annotations
 
@@ -68,6 +69,38 @@ def student_t_two_sided(t: float, df: float) -> float:
         return 0.0
     t2 = t * t
     return min(1.0, max(0.0, _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))))
+
+
+def student_t_sf(t: float, df: float) -> float:
+    """``P(T >= t)`` (upper tail) for Student's t with ``df`` degrees of freedom."""
+    half = 0.5 * student_t_two_sided(t, df)
+    return half if t >= 0 else 1.0 - half
+
+
+def student_t_ppf(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom: the ``t``
+    with ``P(T <= t) = q``, by bisection on :func:`student_t_sf` (to ~1e-12)."""
+    if not 0.0 < q < 1.0:
+        if q == 0.0 or q == 1.0:
+            return math.copysign(math.inf, q - 0.5)
+        raise RanklensInputError(f"a quantile level must be in [0, 1], got {q!r}")
+    if q == 0.5:
+        return 0.0
+    if q < 0.5:
+        return -student_t_ppf(1.0 - q, df)
+    tail = 1.0 - q
+    lo, hi = 0.0, 1.0
+    while student_t_sf(hi, df) > tail:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if student_t_sf(mid, df) > tail:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+    return 0.5 * (lo + hi)
 
 
 def ttest_paired_p(d: np.ndarray) -> float:
