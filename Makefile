@@ -10,7 +10,7 @@ $(PY):
 	$(PY) -m pip install --upgrade pip
 
 venv: $(PY)
-	$(PY) -m pip install "maturin>=1.7,<2" "ruff>=0.5"
+	$(PY) -m pip install "maturin>=1.7,<2" "ruff>=0.5" "mypy>=1.10"
 
 # One cp39-abi3 wheel (release build) in dist/, for every CPython from 3.9.
 wheel: venv
@@ -27,12 +27,15 @@ fmt:
 	$(VENV)/bin/ruff format python tests benches scripts
 	$(VENV)/bin/ruff check --fix python tests benches scripts
 
-lint: venv
+# Formatting, clippy, ruff, the import layers, and the native module's stub against
+# the built module (which needs the wheel installed).
+lint: install
 	cargo fmt --check
 	cargo clippy --all-targets --all-features -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(PY) scripts/check_layers.py
+	cd /tmp && $(abspath $(PY)) -m mypy.stubtest ranklens._ranklens
 
 test-rust:
 	cargo test

@@ -46,12 +46,14 @@ ref = ranklens.evaluate(q, r, headline, backend="python")
 assert rust.query_ids == ref.query_ids
 worst = float(abs(rust.values - ref.values).max())
 assert worst <= 1e-12, worst
+import shutil
 bindir = os.path.dirname(sys.executable)
-out = subprocess.run([os.path.join(bindir, "ranklens"), os.path.join(ex, "qrels.txt"),
+script = lambda name: shutil.which(name, path=bindir)
+out = subprocess.run([script("ranklens"), os.path.join(ex, "qrels.txt"),
                       os.path.join(ex, "run.txt"), "-m", "map", "--format", "tsv"],
                      capture_output=True, text=True, check=True).stdout
 assert "0.1785" in out, out
-out = subprocess.run([os.path.join(bindir, "ranklens-trec-eval"), "-m", "P.5",
+out = subprocess.run([script("ranklens-trec-eval"), "-m", "P.5",
                       os.path.join(ex, "qrels.txt"), os.path.join(ex, "run.txt")],
                      capture_output=True, text=True, check=True).stdout
 assert out == "P_5                   \tall\t0.2667\n", repr(out)
@@ -104,7 +106,7 @@ def without_rust(env: dict[str, str]) -> dict[str, str]:
 def smoke(python: Path, wheel: Path, work: Path) -> tuple[bool, str]:
     venv = work / f"venv-{python.name}"
     subprocess.run([str(python), "-m", "venv", str(venv)], check=True)
-    vpy = venv / "bin" / "python"
+    vpy = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     env = without_rust(os.environ)
     if shutil.which("cargo", path=env["PATH"]):
         return False, "cargo is still on PATH"

@@ -131,3 +131,31 @@ def test_python_dash_m_cli():
         [sys.executable, "-m", "ranklens.cli", "trec_eval", "-v"], capture_output=True, text=True
     )
     assert out.returncode == 0 and "trec_eval version 10.0" in out.stderr
+
+
+def test_import_loads_no_format_reader_command_or_lazy_module():
+    code = (
+        "import sys, ranklens\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('ranklens'))\n"
+        "print(' '.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    lazy = {"ranklens._explain", "ranklens._gate", "ranklens._relstring"}
+    lazy |= {"ranklens._score", "ranklens._stream", "ranklens.cli"}
+    lazy |= {f"ranklens._io.{m}" for m in ("_arrow", "_frames", "_json", "_records")}
+    assert loaded & lazy == set()
+
+
+def test_lazy_names_resolve_and_compare_stays_a_function():
+    code = (
+        "import ranklens, ranklens.compare\n"
+        "from ranklens.compare import cohens_d\n"
+        "assert callable(ranklens.compare) and not isinstance(ranklens.compare, type(ranklens))\n"
+        "for name in ranklens.__all__:\n"
+        "    assert getattr(ranklens, name) is not None, name\n"
+        "assert set(ranklens.__all__) <= set(dir(ranklens))\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -8,18 +8,56 @@
 0.8333
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
-from ranklens._explain import Explanation, explain
-from ranklens._gate import GateResult, gate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
-from ranklens._relstring import relstring
 from ranklens._results import Results
-from ranklens._score import score, score_batch, score_frame
-from ranklens._stream import evaluate_files
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, UnknownMetricError
+
+# Why lazy: `import ranklens` is paid by every script and worker process, most of
+# which only evaluate.  These names load their module on first use (PEP 562); each
+# is then bound here, so the lookup happens once.  Not `compare`: it is also the
+# name of the subpackage `ranklens.compare`, and a later `import ranklens.compare`
+# (or `from ranklens.compare import ...`) would rebind `ranklens.compare` to the
+# module unless the subpackage is imported before the function is bound, as here.
+_LAZY = {
+    "Explanation": "ranklens._explain",
+    "explain": "ranklens._explain",
+    "GateResult": "ranklens._gate",
+    "gate": "ranklens._gate",
+    "relstring": "ranklens._relstring",
+    "score": "ranklens._score",
+    "score_batch": "ranklens._score",
+    "score_frame": "ranklens._score",
+    "evaluate_files": "ranklens._stream",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ranklens._explain import Explanation, explain
+    from ranklens._gate import GateResult, gate
+    from ranklens._relstring import relstring
+    from ranklens._score import score, score_batch, score_frame
+    from ranklens._stream import evaluate_files
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Comparison",

@@ -1,6 +1,26 @@
-# Type stub of the native module (checked by tests/test_stub.py against the module).
+# Type stub of the native module (checked against the built module by
+# `python -m mypy.stubtest ranklens._ranklens` in `make lint`, and by tests/test_stub.py).
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "autorag_retrieval",
+    "autorag_token",
+    "decode_vocab",
+    "encode_columns",
+    "encode_groups",
+    "encode_mapping",
+    "encode_rows",
+    "evaluate",
+    "evaluate_trec_stream",
+    "nested_dict",
+    "pack_ids",
+    "read_trec",
+    "stats_resample",
+    "studentized_range_sf",
+    "write_trec",
+]
 
 __version__: str
 

@@ -144,7 +144,11 @@ fn num_rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
     })
 }
 
-#[pymodule]
+// `gil_used = false`: free-threaded CPython may run these functions in parallel.
+// Nothing here keeps state between calls (no `#[pyclass]`, no statics but one
+// `OnceLock` table in `core::metrics::query`); every input is read through PyO3
+// calls or borrowed read-only numpy arrays, and results are new objects.
+#[pymodule(gil_used = false)]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode::encode_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_groups, m)?)?;
