@@ -173,3 +173,67 @@ def test_float_labels_are_truncated_with_one_warning(tmp_path, monkeypatch, caps
     # atol: a (1.5) -> 1 is relevant, b (0.5) -> 0 is not: P_1 = 0, P_2 = 0.5
     assert "P_1                   \tall\t0.0000" in out
     assert "P_2                   \tall\t0.5000" in out
+
+
+def test_nothing_retrieved_under_J_prints_nan_as_trec_eval(tmp_path, monkeypatch, capsys):
+    # The reproduction of the issue: topic 1 has no judged document retrieved, so
+    # under -J its ranking is empty: 0/0 for every recall point whose cut
+    # lround(x * num_rel) = lround(0.5 * 0) = 0 is not above num_rel_ret = 0.
+    # Topic 2 retrieves its one relevant document first: 1.0.
+    (tmp_path / "q").write_text("1 0 d 0\n2 0 c 1\n")
+    (tmp_path / "r").write_text("1 Q0 x 1 1.0 r\n2 Q0 c 1 1.0 r\n")
+    args = ["-J", "-c", "-q", "-m", "iprec_at_recall.0.5", "-m", "11pt_avg"]
+    rc, out, _ = _run(monkeypatch, capsys, [*args, str(tmp_path / "q"), str(tmp_path / "r")])
+    assert rc == 0
+    assert out == (
+        "iprec_at_recall_0.50  \t1\t  -nan\n"
+        "11pt_avg              \t1\t  -nan\n"
+        "iprec_at_recall_0.50  \t2\t1.0000\n"
+        "11pt_avg              \t2\t1.0000\n"
+        "iprec_at_recall_0.50  \tall\t  -nan\n"
+        "11pt_avg              \tall\t  -nan\n"
+    )
+
+
+def test_nan_only_for_recall_points_cut_at_zero(tmp_path, monkeypatch, capsys):
+    # -M0: nothing retrieved.  Topic 1 has 3 relevant documents: cuts
+    # lround(0.1 * 3) = 0 -> NaN, lround(0.5 * 3) = 2 > 0 -> stays 0.
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 1\n1 0 c 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1.0 r\n")
+    args = ["-M0", "-m", "iprec_at_recall.0.1,0.5", str(tmp_path / "q"), str(tmp_path / "r")]
+    rc, out, _ = _run(monkeypatch, capsys, args)
+    assert (rc, out) == (
+        0,
+        "iprec_at_recall_0.10  \tall\t  -nan\niprec_at_recall_0.50  \tall\t0.0000\n",
+    )
+
+
+def test_rndcg_with_no_positive_gain_is_nan(tmp_path, monkeypatch, capsys):
+    # -l 0 makes label-0 documents relevant (num_rel = 2) while every gain is 0:
+    # m_Rndcg.c averages over 0 points, 0/0.
+    (tmp_path / "q").write_text("1 0 a 0\n1 0 b 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1.0 r\n")
+    args = ["-l0", "-m", "Rndcg", str(tmp_path / "q"), str(tmp_path / "r")]
+    rc, out, _ = _run(monkeypatch, capsys, args)
+    assert (rc, out) == (0, "Rndcg                 \tall\t  -nan\n")
+
+
+def test_first_topic_with_only_negative_labels_is_refused(tmp_path, monkeypatch, capsys):
+    (tmp_path / "q").write_text("1 0 a -1\n2 0 b 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 1.0 r\n2 Q0 b 1 1.0 r\n")
+    rc, out, err = _run(
+        monkeypatch, capsys, ["-m", "map", str(tmp_path / "q"), str(tmp_path / "r")]
+    )
+    assert (rc, out) == (1, "")
+    assert "'1'" in err and "negative" in err
+    # a later such topic is evaluated, as trec_eval does: map 1 and 0, mean 0.5
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b -1\n")
+    rc, out, _ = _run(monkeypatch, capsys, ["-m", "map", str(tmp_path / "q"), str(tmp_path / "r")])
+    assert (rc, out) == (0, "map                   \tall\t0.5000\n")
+
+
+def test_dcg_and_ndcg_with_gains_in_one_call_is_refused(monkeypatch, capsys):
+    args = ["-m", "dcg.1=2", "-m", "ndcg", "qrels.test", "results.test"]
+    rc, out, err = _run(monkeypatch, capsys, args)
+    assert (rc, out) == (2, "")
+    assert "separate calls" in err
