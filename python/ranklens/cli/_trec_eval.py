@@ -29,6 +29,17 @@ trec_eval 10.0 semantics reproduced here (see ``trec_eval.c``):
   (``-1000000`` when missing; ``0`` when ``sd == 0`` and ``x == mean``), before
   accumulation; names get a ``Z`` prefix.
 
+* 0/0 as trec_eval prints it, ``-nan``: ``iprec_at_recall``/``11pt_avg`` of a topic
+  with nothing retrieved (``-J``, ``-M 0``), ``Rndcg`` of a topic with relevant
+  documents but no positive gain.  :func:`ranklens.evaluate` gives 0 there.
+* Refused, as trec_eval cannot evaluate them (it stops or aborts): a first topic
+  whose labels are all negative; ``dcg`` and ``ndcg`` with gains in one call.
+
+Not reproduced (trec_eval's result is undefined behaviour; docs/trec_eval.md lists
+each case and its cause): ``rbp`` computed after other measures (m_rbp.c reads
+uninitialised min/max), crashes on a qrels file ending with a comment and on
+z-score lookups past the end of trec_eval's table.
+
 Not implemented: ``-R prefs|qrels_prefs|qrels_jg`` and the measures needing them
 (``prefs_*``, ``*_avgjg``), ``yaap``, ``ideal_dcg``; ``-D`` only selects the topic
 (no debug output); ``-h`` prints a short help.
@@ -53,7 +64,7 @@ import numpy as np
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
-from ranklens._names import Metric
+from ranklens._names import Metric, parse_metric
 from ranklens._relstring import relstring_of
 from ranklens.cli._trec_eval_measures import (
     BY_NAME,
@@ -309,6 +320,15 @@ def _parse_args(argv: list[str]) -> tuple[Opts, list[Meas], dict[str, list], lis
         raise UsageError(f"Illegal retrieval results format '{o.results_format}'")
     if not any_m:
         _mark("official", marked, meas_args)
+    if {"dcg", "ndcg"} <= marked and any(n in ("dcg", "ndcg") for n, _ in meas_args):
+        # m_ndcg.c gives dcg, ideal_dcg and ndcg one shared parameter block: the
+        # gains given to one are used by the other, and at the end both free the
+        # same strings, so trec_eval 10.0 aborts (double free) and its buffered
+        # output is lost.  No output of trec_eval's to reproduce: refuse.
+        raise UsageError(
+            "dcg and ndcg with gain parameters in one call: trec_eval 10.0 shares one "
+            "parameter list between them and aborts; evaluate them in separate calls"
+        )
     measures = [me for me in MEASURES if me.name in marked]
     slots: dict[str, list] = {}
     for me in measures:
@@ -472,6 +492,53 @@ def _iprec_avg(
     return total / n
 
 
+_NAN_WHEN_NOTHING_RETRIEVED = ("iprec_at_recall", "11pt_avg")
+_NUM_RET = parse_metric("num_ret")
+_NUM_REL = parse_metric("num_rel")
+
+
+def _nan_if_nothing_retrieved(src: Metric | tuple, num_rel: float, v: float) -> float:
+    """trec_eval's value of ``iprec_at_recall`` / ``11pt_avg`` for a topic with no
+    document retrieved (``-J`` with no judged document retrieved, ``-M 0``).
+
+    m_iprec_at_recall.c and m_11pt_avg.c start from the precision of the whole
+    ranking, ``num_rel_ret / num_ret`` = 0/0 = NaN, and give it to every recall
+    point whose cut ``lround(x * num_rel)`` is not above ``num_rel_ret`` (0);
+    points whose cut is above keep 0.  11pt_avg sums those points, so one NaN
+    point makes it NaN.  ranklens.evaluate scores these 0 (its NaN -> 0 policy)."""
+    points = [src.param("recall")] if isinstance(src, Metric) else src[2]
+    if any(_lround(x * num_rel) <= 0 for x in points):
+        return math.nan
+    return v
+
+
+def _top_gain(metric: Metric, labels: dict[str, float]) -> float:
+    """The largest gain of trec_eval's gain table for a topic (gain_init.c): every
+    listed ``label=gain`` pair, and each label from 0 to the topic's largest
+    that is not listed, gaining itself.
+
+    m_Rndcg.c averages ndcg over the points where the ideal gain changes, and
+    counts only points after a positive ideal gain; when the table's largest
+    gain is not positive (all labels 0 under ``-l 0``, or every positive label
+    given gain 0) it divides 0 by 0 points: NaN, for a topic with relevant
+    documents (one without is 0).  ranklens.evaluate scores it 0."""
+    listed = {}
+    for key, gain in metric.params:
+        if key.startswith("gain"):
+            listed[int(key[4:])] = gain
+    top = max(labels.values(), default=-1.0)
+    defaults = [float(lv) for lv in range(int(top) + 1) if lv not in listed]
+    return max([*listed.values(), *defaults], default=0.0)
+
+
+def _fmt(v: float) -> str:
+    """``%6.4f`` as glibc prints it; trec_eval's NaN is 0.0/0.0, whose sign bit
+    is set on x86-64, so it prints ``-nan``."""
+    if math.isnan(v):
+        return "  -nan"
+    return f"{v + 0.0:6.4f}"
+
+
 def _run(argv: list[str]) -> str:
     o, measures, slots, files = _parse_args(argv)
     if o.help:
@@ -504,6 +571,17 @@ def _run(argv: list[str]) -> str:
         )
     if not wanted:
         raise RanklensInputError("no queries with both results and relevance info")
+    first = qrels[wanted[0]]
+    if any(me.name not in ("runid", "num_q") for me in measures) and max(first.values()) < 0:
+        # form_res_rels.c sizes its table of relevance levels by the topic's
+        # largest label + 1; for the first topic evaluated that is 0 entries,
+        # the allocation returns NULL and trec_eval stops ("Can't calculate
+        # measure").  Later all-negative topics reuse an earlier table and pass.
+        raise RanklensInputError(
+            f"{qrels_path}: the first topic evaluated ({wanted[0]!r}) has only negative "
+            "labels, which trec_eval 10.0 cannot evaluate (it stops with \"Can't calculate "
+            'measure"); ranklens.evaluate scores it'
+        )
 
     # Every ranklens metric needed, once.
     metrics: list[Metric] = []
@@ -514,6 +592,10 @@ def _run(argv: list[str]) -> str:
                 metrics.append(src)
             elif src[0] == "11pt":
                 metrics.extend(src[1] + src[3])
+        if me.name in _NAN_WHEN_NOTHING_RETRIEVED:
+            metrics += [_NUM_RET, _NUM_REL]
+        elif me.name == "Rndcg":
+            metrics.append(_NUM_REL)
     metrics = list(dict.fromkeys(metrics))
     col = {m: j for j, m in enumerate(metrics)}
 
@@ -569,6 +651,11 @@ def _run(argv: list[str]) -> str:
                         rs = ""
                     rstrings[s.name] = rs
                     v = 0.0
+                if me.name in _NAN_WHEN_NOTHING_RETRIEVED and vals[col[_NUM_RET]] == 0:
+                    v = _nan_if_nothing_retrieved(src, float(vals[col[_NUM_REL]]), v)
+                elif me.name == "Rndcg" and vals[col[_NUM_REL]] > 0:
+                    if _top_gain(src, qrels[q]) <= 0:
+                        v = math.nan
                 if is_bogus and (
                     s.name in ("num_ret", "utility", "rbp_resid") or s.name.startswith("unj")
                 ):
@@ -588,7 +675,7 @@ def _run(argv: list[str]) -> str:
                 elif me.fmt == "long" and not z:
                     lines.append(f"{s.name:<22}\t{q}\t{int(v)}\n")
                 else:
-                    lines.append(f"{z}{s.name:<22}\t{q}\t{v + 0.0:6.4f}\n")
+                    lines.append(f"{z}{s.name:<22}\t{q}\t{_fmt(v)}\n")
 
     if o.summary:
         n_eval = len(wanted)
@@ -615,7 +702,7 @@ def _run(argv: list[str]) -> str:
                 if me.fmt == "long" and not z:
                     lines.append(f"{s.name:<22}\tall\t{int(v)}\n")
                 else:
-                    lines.append(f"{z}{s.name:<22}\tall\t{v + 0.0:6.4f}\n")
+                    lines.append(f"{z}{s.name:<22}\tall\t{_fmt(v)}\n")
     return "".join(lines)
 
 
