@@ -1,6 +1,6 @@
 //! The Python bindings: the one module that touches Python objects, one file
 //! per core module it exposes (`encode`, `evaluate`, `trec`, `stats`,
-//! `autorag`); here the `#[pymodule]`, the error mapping and the helpers the
+//! `autorag`, `scorer` for `rows`); here the `#[pymodule]`, the error mapping and the helpers the
 //! files share.
 //!
 //! Each function converts its arguments (borrowing numpy arrays read-only, as
@@ -12,6 +12,7 @@
 mod autorag;
 mod encode;
 mod evaluate;
+mod scorer;
 mod stats;
 mod trec;
 
@@ -161,6 +162,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autorag::autorag_retrieval, m)?)?;
     m.add_function(wrap_pyfunction!(autorag::autorag_token, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
+    m.add_class::<scorer::RowScorer>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
