@@ -18,14 +18,18 @@ except ImportError:  # Python < 3.11
 
 PUBLIC = {
     "ranklens": [
+        "BatchScores",
         "Comparison",
         "Explanation",
         "Metric",
         "ParseError",
         "Qrels",
         "RanklensInputError",
+        "RanklensWarning",
         "Results",
         "Run",
+        "Scorer",
+        "Scores",
         "UnknownMetricError",
         "__version__",
         "compare",
@@ -38,8 +42,14 @@ PUBLIC = {
         "score",
         "score_batch",
         "score_frame",
+        "score_labels",
     ],
-    "ranklens.errors": ["ParseError", "RanklensInputError", "UnknownMetricError"],
+    "ranklens.errors": [
+        "ParseError",
+        "RanklensInputError",
+        "RanklensWarning",
+        "UnknownMetricError",
+    ],
     "ranklens.compare": [
         "COLUMNS",
         "CORRECTIONS",

@@ -14,21 +14,25 @@ from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
 from ranklens._relstring import relstring
-from ranklens._results import Results
-from ranklens._score import score, score_batch, score_frame
+from ranklens._results import BatchScores, Results, Scores
+from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
 from ranklens._stream import evaluate_files
 from ranklens.compare import Comparison, compare
-from ranklens.errors import ParseError, RanklensInputError, UnknownMetricError
+from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, UnknownMetricError
 
 __all__ = [
+    "BatchScores",
     "Comparison",
     "Explanation",
     "Metric",
     "ParseError",
     "Qrels",
     "RanklensInputError",
+    "RanklensWarning",
     "Results",
     "Run",
+    "Scorer",
+    "Scores",
     "UnknownMetricError",
     "__version__",
     "compare",
@@ -41,4 +45,5 @@ __all__ = [
     "score",
     "score_batch",
     "score_frame",
+    "score_labels",
 ]

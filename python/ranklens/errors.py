@@ -1,13 +1,15 @@
 """Exceptions raised by ranklens.
 
 Every error about the caller's data is a :class:`RanklensInputError`, a
-``ValueError`` subclass, so ``except ValueError`` keeps working.  Errors raised by
+``ValueError`` subclass, so ``except ValueError`` keeps working.  Input that is
+valid but probably not what was meant (graded labels that never reach the
+relevance level, say) gives a :class:`RanklensWarning`, a ``UserWarning``.  Errors raised by
 the Rust core arrive already mapped to these classes (one place: ``src/lib.rs``).
 """
 
 from __future__ import annotations
 
-__all__ = ["ParseError", "RanklensInputError", "UnknownMetricError"]
+__all__ = ["ParseError", "RanklensInputError", "RanklensWarning", "UnknownMetricError"]
 
 
 class RanklensInputError(ValueError):
@@ -20,3 +22,7 @@ class UnknownMetricError(RanklensInputError):
 
 class ParseError(RanklensInputError):
     """A malformed line in a TREC file (the message names file and line)."""
+
+
+class RanklensWarning(UserWarning):
+    """Something in the input probably gives numbers the user did not mean."""
