@@ -74,6 +74,13 @@ PUBLIC = {
         "retrieval_precision",
         "retrieval_recall",
     ],
+    "ranklens.compat.axion": [
+        "HitRateAtK",
+        "MeanReciprocalRank",
+        "NDCGAtK",
+        "PrecisionAtK",
+        "RecallAtK",
+    ],
     "ranklens.metrics": ["aggregate", "aggregate_reference", "evaluate_reference"],
     "ranklens.plots": ["interpolated_precision"],
     "ranklens.dask": ["evaluate"],
