@@ -397,3 +397,13 @@ def test_pytrec_eval_drop_in_stays_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # pytrec_eval warns about nothing: nor does its drop-in
         assert evaluator.evaluate({"q": {"a": 1.0}}) == {"q": {"P_1": 0.0}}
+
+
+def test_err_gmax_is_the_largest_label_of_the_input():
+    # One sample, labels a 1, b 2: gmax = 2, R(1) = (2 - 1) / 4, R(2) = (4 - 1) / 4;
+    # err@2 = R(1) / 1 + (1 - R(1)) * R(2) / 2 = 0.25 + 0.75 * 0.75 / 2 = 0.53125.
+    assert ranklens.score(["a", "b"], {"a": 1, "b": 2}, "err@2") == {"err@2": 0.53125}
+    # In a batch with a label 3 elsewhere, gmax = 3 for every row: R(1) = 1/8,
+    # R(2) = 3/8; err@2 = 1/8 + (7/8) * (3/8) / 2 = 0.125 + 0.1640625 = 0.2890625.
+    out = ranklens.score_batch([["a", "b"], ["c"]], [{"a": 1, "b": 2}, {"c": 3}], "err@2")
+    assert out["err@2"].tolist() == [0.2890625, 7 / 8]

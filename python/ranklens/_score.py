@@ -16,7 +16,9 @@ descending, as trec_eval).  ``None``, NaN and pandas' ``NA`` are missing cells:
 an empty ground truth or nothing retrieved (see ``empty``).  Ids are ``str`` or
 ``int`` (an ``int`` is its decimal string: ``1`` and ``"1"`` are one id).
 Metrics are trec_eval's (see the README), not AutoRAG's (for those, see
-:mod:`ranklens.compat.autorag` or ``score_frame(semantics="autorag")``).
+:mod:`ranklens.compat.autorag` or ``score_frame(semantics="autorag")``).  ``err``'s
+automatic ``gmax`` is the largest label of the input, as in ``evaluate``: of the
+sample for one call, of all rows for a batch.
 
 Options shared by every function here:
 
