@@ -32,7 +32,7 @@ LAYERS: list[list[str]] = [
     ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score"],
     ["_distributed", "_evaluate", "_stream", "_relstring"],
-    ["_data", "_results", "metrics"],
+    ["_data", "_results", "_labels", "metrics"],
     ["_io", "_names", "_checks"],
     ["errors", "_ranklens"],
 ]

@@ -313,3 +313,44 @@ def test_token_bad_input():
         pytest.approx(2 / 3),
         None,
     ]
+
+
+# ---------------------------------------------------------------------------
+# AutoRAG's current call form: metric_inputs=[MetricInput, ...]
+# ---------------------------------------------------------------------------
+
+
+def test_metric_inputs_form_equals_the_column_form():
+    from dataclasses import dataclass
+
+    @dataclass
+    class MetricInput:  # the fields of AutoRAG's schema that these metrics read
+        retrieval_gt: object = None
+        retrieved_ids: object = None
+        retrieval_gt_contents: object = None
+        retrieved_contents: object = None
+
+    gt = [*GT, [["a"]], None]
+    pred = [*PRED, ["b", "a"], ["a"]]
+    objects = [MetricInput(retrieval_gt=g, retrieved_ids=p) for g, p in zip(gt, pred)]
+    dicts = [{"retrieval_gt": g, "retrieved_ids": p} for g, p in zip(gt, pred)]
+    for name in ("recall", "precision", "f1", "mrr", "map", "ndcg"):
+        func = getattr(autorag, f"retrieval_{name}")
+        columns = func(gt, pred)
+        assert columns[2] is None  # no ground truth: None, as AutoRAG
+        assert func(metric_inputs=objects) == columns
+        assert func(objects) == columns  # positionally, as AutoRAG allows
+        assert func(metric_inputs=dicts) == columns
+    contents = [MetricInput(retrieval_gt_contents=[["the cat"]], retrieved_contents=["a cat"])]
+    # "the cat" -> [cat], "a cat" -> [cat]: every token score is 1
+    assert autorag.retrieval_token_f1(metric_inputs=contents) == [1.0]
+    assert autorag.retrieval_token_f1([[["the cat"]]], [["a cat"]]) == [1.0]
+
+
+def test_metric_inputs_bad_calls():
+    with pytest.raises(RanklensInputError, match="metric_inputs or the columns, not both"):
+        autorag.retrieval_recall(GT, metric_inputs=[{"retrieval_gt": GT[0]}])
+    with pytest.raises(RanklensInputError, match="pass metric_inputs"):
+        autorag.retrieval_recall(GT)
+    with pytest.raises(RanklensInputError, match="must be a list of MetricInput"):
+        autorag.retrieval_recall(metric_inputs={"retrieval_gt": GT[0]})

@@ -354,6 +354,8 @@ OPTIONS = st.fixed_dictionaries(
 )
 
 
+# Random levels above every label are part of the input space: no warning wanted.
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
 @needs_rust
 @settings(
     max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -18,6 +18,7 @@ except ImportError:  # Python < 3.11
 
 PUBLIC = {
     "ranklens": [
+        "BatchScores",
         "Comparison",
         "Explanation",
         "GateResult",
@@ -28,6 +29,8 @@ PUBLIC = {
         "RanklensWarning",
         "Results",
         "Run",
+        "Scorer",
+        "Scores",
         "UnknownMetricError",
         "__version__",
         "compare",
@@ -41,6 +44,7 @@ PUBLIC = {
         "score",
         "score_batch",
         "score_frame",
+        "score_labels",
     ],
     "ranklens.errors": [
         "ParseError",
@@ -73,6 +77,13 @@ PUBLIC = {
         "retrieval_ndcg",
         "retrieval_precision",
         "retrieval_recall",
+    ],
+    "ranklens.compat.axion": [
+        "HitRateAtK",
+        "MeanReciprocalRank",
+        "NDCGAtK",
+        "PrecisionAtK",
+        "RecallAtK",
     ],
     "ranklens.metrics": ["aggregate", "aggregate_reference", "evaluate_reference"],
     "ranklens.plots": ["interpolated_precision"],

@@ -639,6 +639,8 @@ needs_rust = pytest.mark.skipif(
 )
 
 
+# Random levels above every label are part of the input space: no warning wanted.
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
 @needs_rust
 @settings(
     max_examples=200,

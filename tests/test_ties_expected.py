@@ -206,6 +206,8 @@ OPTIONS = st.fixed_dictionaries(
 )
 
 
+# Random levels above every label are part of the input space: no warning wanted.
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
 @settings(
     max_examples=150,
     deadline=None,

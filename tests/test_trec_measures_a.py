@@ -300,6 +300,8 @@ OPTIONS = st.fixed_dictionaries(
 DEFAULT_OPTIONS = {"judged_only": False, "max_docs": None, "ties": "trec"}
 
 
+# Random levels above every label are part of the input space: no warning wanted.
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
 @needs_rust
 @settings(
     max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -396,6 +398,8 @@ def _pytrec(qrels, run, level, judged_only):
     return out[0], out[1]
 
 
+# Random levels above every label are part of the input space: no warning wanted.
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
 @needs_pytrec
 @settings(
     max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

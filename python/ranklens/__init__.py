@@ -14,7 +14,7 @@ from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
-from ranklens._results import Results
+from ranklens._results import BatchScores, Results, Scores
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, UnknownMetricError
 
@@ -30,9 +30,11 @@ _LAZY = {
     "GateResult": "ranklens._gate",
     "gate": "ranklens._gate",
     "relstring": "ranklens._relstring",
+    "Scorer": "ranklens._score",
     "score": "ranklens._score",
     "score_batch": "ranklens._score",
     "score_frame": "ranklens._score",
+    "score_labels": "ranklens._score",
     "evaluate_files": "ranklens._stream",
 }
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ranklens._explain import Explanation, explain
     from ranklens._gate import GateResult, gate
     from ranklens._relstring import relstring
-    from ranklens._score import score, score_batch, score_frame
+    from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
     from ranklens._stream import evaluate_files
 
 
@@ -60,6 +62,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BatchScores",
     "Comparison",
     "Explanation",
     "GateResult",
@@ -70,6 +73,8 @@ __all__ = [
     "RanklensWarning",
     "Results",
     "Run",
+    "Scorer",
+    "Scores",
     "UnknownMetricError",
     "__version__",
     "compare",
@@ -83,4 +88,5 @@ __all__ = [
     "score",
     "score_batch",
     "score_frame",
+    "score_labels",
 ]

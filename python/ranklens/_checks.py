@@ -1,7 +1,7 @@
 """Argument checks every entry point shares.
 
 One place for the rules and the wording of the messages: a relevance level is a
-finite number, counts (threads, max_docs, chunk_rows, n_resamples, k, ...) are
+finite number or ``"positive"``, counts (threads, max_docs, chunk_rows, n_resamples, k, ...) are
 positive ints (a ``bool`` is not), a score precision is ``"f64"`` or ``"f32"``.
 Each failure is a :class:`~ranklens.errors.RanklensInputError` naming the
 argument.
@@ -15,23 +15,48 @@ from typing import Any
 from ranklens.errors import RanklensInputError
 
 __all__ = [
+    "POSITIVE_LEVEL",
     "check_level",
     "check_max_docs",
     "check_score_precision",
     "check_threads",
+    "level_text",
     "positive_int",
 ]
 
 
+#: ``relevance_level="positive"``: the smallest positive double.  Relevance is
+#: ``label >= level`` (and ``label >= 0``), so at this level exactly the labels
+#: > 0 are relevant, whatever their scale (0.37 from an LLM judge, 2 from a
+#: TREC assessor), and no kernel needs a second rule.
+POSITIVE_LEVEL = math.ulp(0.0)
+
+
 def check_level(relevance_level: Any) -> float:
+    """The level as a float: a finite number, or ``"positive"`` (any label > 0 is
+    relevant: :data:`POSITIVE_LEVEL`)."""
+    if isinstance(relevance_level, str) and relevance_level.strip().lower() == "positive":
+        return POSITIVE_LEVEL
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)):
         raise RanklensInputError(
-            f"relevance_level must be a number, got {type(relevance_level).__name__}"
+            f"relevance_level must be a number or 'positive', got {type(relevance_level).__name__}"
         )
     level = float(relevance_level)
     if not math.isfinite(level):
         raise RanklensInputError("relevance_level must be finite")
     return level
+
+
+def level_text(text: str) -> float:
+    """A level as typed on a command line: a number or ``positive``."""
+    if text.strip().lower() == "positive":
+        return POSITIVE_LEVEL
+    try:
+        return check_level(float(text))
+    except ValueError:
+        raise RanklensInputError(
+            f"relevance level must be a number or 'positive', got {text!r}"
+        ) from None
 
 
 def positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:

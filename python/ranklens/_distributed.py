@@ -169,7 +169,7 @@ def make_plan(
     metrics: MetricsArg,
     *,
     max_label: float | None = None,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",

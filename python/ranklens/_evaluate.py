@@ -10,6 +10,7 @@ import numpy as np
 from ranklens import _ranklens
 from ranklens._checks import check_level, check_max_docs, check_threads
 from ranklens._data import Qrels, Run, as_qrels, as_run
+from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
@@ -22,18 +23,23 @@ def evaluate(
     run: Run | Mapping[str, Any],
     metrics: str | Metric | Iterable[str | Metric],
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     backend: str = "rust",
     threads: int | None = None,
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
+    empty: str = "zero",
+    _warn_levels: bool = True,
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
 
     ``metrics``: one name or several, in any accepted spelling (``"ndcg@10"``,
     ``"P_5"``, ``"nDCG@10"``, ``"P(rel=2)@5"``, ``"ndcg@5,10,20"``).
-    ``relevance_level``: a label >= it is relevant (nDCG gains ignore it).
+    ``relevance_level``: a label >= it is relevant (nDCG gains ignore it);
+    ``"positive"``: any label > 0 is.  When some label is positive but none
+    reaches the level, binary metrics would count nothing: a
+    :class:`~ranklens.errors.RanklensWarning` says so.
     ``backend``: ``"rust"`` (default) or ``"python"``, the readable reference
     implementation in :mod:`ranklens.metrics`, which must give the same numbers.
     ``threads``: worker threads for the Rust backend (default: the
@@ -46,6 +52,11 @@ def evaluate(
     order; for rerankers that emit equal scores) or ``"expected"``: the exact
     expected value over all orderings of each group of equal scores (uniformly
     random, independent per group; McSherry & Najork 2008), computed in closed form.
+    ``empty``: a qrels query with no ground truth (``Qrels.from_groups`` with no
+    group) or nothing retrieved (missing from the run, or an empty ranking):
+    ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``
+    (NaN for every metric, so aggregates are NaN) or ``"skip"`` (NaN, left out
+    of the aggregates, listed in ``res.skipped_queries``).
     Groups are formed after ``judged_only`` drops documents; a group straddling the
     ``max_docs`` cut is shuffled whole, then cut (which members are scored is random
     too).  Grouped qrels: an error if two documents of one group tie before the
@@ -54,12 +65,15 @@ def evaluate(
     """
     ms = parse_metrics(metrics)
     level = check_level(relevance_level)
+    check_empty(empty)
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    if _warn_levels and len(q.labels):  # False: the pytrec_eval drop-in, silent as pytrec_eval
+        warn_unreached(float(q.labels.max()), ms, level)
     if backend == "rust":
         specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
         values, run_index, run_only = _ranklens.evaluate(
@@ -94,7 +108,30 @@ def evaluate(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
-    return Results(ms, qids, values, missing, ignored, level)
+    if empty == "zero":
+        return Results(ms, qids, values, missing, ignored, level)
+    rows = _empty_rows(q, r)
+    if len(rows):
+        values = values.copy()
+        values[rows] = np.nan
+    skipped = [qids[i] for i in rows] if empty == "skip" else []
+    return Results(
+        ms, qids, values, missing, ignored, level, skipped, rows if empty == "skip" else None
+    )
+
+
+def check_empty(empty: Any) -> None:
+    if empty not in ("zero", "nan", "skip"):
+        raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
+
+
+def _empty_rows(q: Qrels, r: Run) -> np.ndarray:
+    """Qrels queries with no ground truth or nothing retrieved, as row indices."""
+    no_truth = np.diff(q.offsets) == 0
+    run_rows = np.diff(r.offsets)
+    pos = {qid: i for i, qid in enumerate(r.query_ids)}
+    retrieved = np.array([run_rows[pos[x]] if x in pos else 0 for x in q.query_ids])
+    return np.flatnonzero(no_truth | (retrieved == 0))
 
 
 def _run_mapping(run: Mapping[str, Any]) -> dict[str, dict[str, float]]:

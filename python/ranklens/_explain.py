@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ranklens._checks import positive_int
+from ranklens._checks import check_level, positive_int
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metrics
@@ -191,7 +191,7 @@ def explain(
     k: int = 10,
     metrics: Iterable[str | Metric] | None = None,
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
 ) -> Explanation:
     """Explain one query's scores: its top ``k`` with labels, gains, discounts and
     running DCG; the ideal ranking with its running IDCG; and each metric's value
@@ -221,7 +221,8 @@ def explain(
         key=lambda p: -p[0],
     )
     ideal = [label for label, _ in ideal_pairs]
-    level_of = {m.name: m.rel if m.rel is not None else float(relevance_level) for m in ms}
+    level = check_level(relevance_level)
+    level_of = {m.name: m.rel if m.rel is not None else level for m in ms}
     rows, dcg = [], 0.0
     for i, (doc, label) in enumerate(zip(docs[:k], labels[:k])):
         gain = label if label is not None and label > 0 else 0.0

@@ -4,6 +4,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "RowScorer",
     "__version__",
     "autorag_retrieval",
     "autorag_token",
@@ -93,3 +94,22 @@ def evaluate_trec_stream(
     chunk_rows: int = 1000000,
     round_f32: bool = False,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
+
+class RowScorer:
+    def __new__(
+        cls,
+        metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+        names: list[str],
+        result_type: type,
+        level: float,
+        miss_nan: bool,
+        duplicates_first: bool,
+        empty_nan: bool,
+        warn_level: float,
+        warning: type[Warning],
+        warn_text: str,
+    ) -> RowScorer: ...
+    def __call__(self, retrieved: object, relevant: object) -> dict[str, float]: ...
+    def _batch(
+        self, retrieved_lists: object, relevant_lists: object, threads: int | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...

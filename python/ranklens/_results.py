@@ -1,4 +1,6 @@
-"""`Results`: what every evaluation path returns."""
+"""`Results` (what `evaluate` returns), `Scores` (one sample or the means of a
+batch) and `BatchScores` (per-row arrays): every one looks metrics up by any
+accepted spelling."""
 
 from __future__ import annotations
 
@@ -10,7 +12,79 @@ import numpy as np
 
 from ranklens._names import Metric, parse_metric
 
-__all__ = ["Results"]
+__all__ = ["BatchScores", "Results", "Scores"]
+
+
+class Scores(dict):  # type: ignore[type-arg]
+    """``{canonical metric name: value}``, a ``dict`` that also finds a metric by
+    any accepted spelling: ``s["P@3"]``, ``s["P_3"]`` and ``s["precision@3"]`` are
+    one entry (keys, iteration and equality are the canonical names').
+
+    Why a dict subclass: built at C speed from the values, and every dict use
+    (``json.dumps``, ``**s``, ``==``) keeps working; only a missed key parses.
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, key: object) -> Any:
+        name = _canonical(key)
+        if name is None or name == key or not dict.__contains__(self, name):
+            raise KeyError(f"{key!r} was not computed; computed: {', '.join(self)}")
+        return dict.__getitem__(self, name)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        name = _canonical(key)
+        return name is not None and dict.__contains__(self, name)
+
+    def get(self, key: object, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+def _canonical(key: object) -> str | None:
+    if not isinstance(key, (str, Metric)):
+        return None
+    try:
+        return parse_metric(key).name
+    except ValueError:
+        return None
+
+
+class BatchScores(Scores):
+    """``{canonical metric name: float64 array, one value per row}`` (any spelling
+    finds a metric, as :class:`Scores`).
+
+    * ``skipped`` – indices of the rows left out (``empty="skip"``: no ground truth
+      or nothing retrieved; their values are NaN);
+    * ``mean()`` – :class:`Scores` of the means over the rows not skipped.  A
+      ``first_rel_rank`` scored with ``miss=None`` is averaged over the rows with
+      a hit (its NaNs are the misses); any other NaN (``empty="nan"``) makes its
+      mean NaN.
+    """
+
+    __slots__ = ("_nan_is_miss", "skipped")
+
+    def __init__(
+        self, values: Any = (), skipped: Any = (), nan_is_miss: frozenset[str] = frozenset()
+    ) -> None:
+        super().__init__(values)
+        self.skipped = np.asarray(skipped, dtype=np.int64)
+        self._nan_is_miss = nan_is_miss
+
+    def mean(self) -> Scores:
+        keep = None
+        if len(self.skipped):
+            n = len(next(iter(self.values()))) if self else 0
+            keep = np.ones(n, dtype=bool)
+            keep[self.skipped] = False
+        out = Scores()
+        for name, col in self.items():
+            col = col if keep is None else col[keep]
+            if name in self._nan_is_miss:
+                col = col[~np.isnan(col)]
+            out[name] = float(col.mean()) if len(col) else float("nan")
+        return out
 
 
 class Results:
@@ -24,6 +98,9 @@ class Results:
       ``res["P_5"]`` is ``res["precision@5"]``.
     * ``res.per_query(name)`` – ``{query_id: value}`` for every scored query.
     * ``res.missing_queries`` / ``res.ignored_queries`` – filled / dropped queries.
+    * ``res.skipped_queries`` – queries left out of the aggregates
+      (``evaluate(empty="skip")``: no ground truth or nothing retrieved; their
+      per-query values are NaN).
     * ``res.values`` – the ``queries x metrics`` array, rows in ``res.query_ids``
       order, columns in ``res.metrics`` order.
     """
@@ -36,8 +113,17 @@ class Results:
         missing_queries: list[str],
         ignored_queries: list[str],
         relevance_level: float,
+        skipped_queries: list[str] | None = None,
+        skipped_rows: np.ndarray | None = None,
     ) -> None:
         values.setflags(write=False)
+        self.skipped_queries = list(skipped_queries or [])
+        #: Rows of ``values`` the aggregates leave out (``empty="skip"``).
+        self._kept: np.ndarray | None = None
+        if skipped_rows is not None and len(skipped_rows):
+            kept = np.ones(len(query_ids), dtype=bool)
+            kept[skipped_rows] = False
+            self._kept = kept
         self.metrics = metrics
         self.query_ids = query_ids
         self.values = values
@@ -63,6 +149,10 @@ class Results:
     def __getitem__(self, name: str | Metric) -> float:
         j = self._col(name)
         col = self.values[:, j]
+        if self._kept is not None:
+            col = col[self._kept]
+            if not len(col):
+                return float("nan")  # every query skipped: no mean to take
         if self.metrics[j].aggregate == "sum":
             return float(col.sum())
         if self.metrics[j].aggregate == "gmean":  # trec_eval part A: gm_map, gm_bpref
@@ -94,9 +184,9 @@ class Results:
         col = self.values[:, self._col(name)].tolist()
         return dict(zip(self.query_ids, col))
 
-    def to_dict(self) -> dict[str, float]:
-        """``{metric name: aggregate}``."""
-        return {m.name: self[m] for m in self.metrics}
+    def to_dict(self) -> Scores:
+        """``{metric name: aggregate}`` (a :class:`Scores`: any spelling works)."""
+        return Scores((m.name, self[m]) for m in self.metrics)
 
     def to_pandas(self) -> Any:
         """Per-query scores as a ``pandas.DataFrame`` (index: query id)."""

@@ -1,34 +1,73 @@
-"""Per-item and batch scoring: `score`, `score_batch`, `score_frame`.
+"""Per-sample and batch scoring: `Scorer`, `score`, `score_batch`, `score_frame`,
+`score_labels`.
 
-One row = one ranked list and its ground truth.  A batch is encoded in one call to
-the Rust encoder (row ``i`` becomes query ``i``, zero-padded so that the byte order
-of the ids is the row order), scored in one :func:`~ranklens.evaluate` call, and
-the per-query values come back as one numpy array per metric, in row order: no
-Python work per row.
+A :class:`Scorer` parses and checks its metric names once; each call reads the
+retrieved list and the ground truth straight from the Python objects in the Rust
+core (``core::rows``: ids matched row by row, no encoding of a whole side) and
+returns the values.  A batch is read in one call and its rows scored in parallel.
+The values are those of :func:`ranklens.evaluate` on the same rows (row ``i`` as
+query ``i``, the ground truth as :meth:`ranklens.Qrels.from_groups`).
 
 Ground truth, per row: a list of relevant ids (label 1 each), a dict id -> label,
 or a list of groups (a list of ids inside the row's list is one group: any member
-satisfies it, see :meth:`ranklens.Qrels.from_groups`); ``None`` or ``[]`` is an
-empty ground truth.  Retrieved, per row: a ranked list of ids, a dict id -> score,
-or ``None`` (nothing retrieved).  Metrics are trec_eval's (see the README), not
-AutoRAG's (for those, see :mod:`ranklens.compat.autorag`).
+satisfies it, see :meth:`ranklens.Qrels.from_groups`).  Retrieved, per row: a
+ranked list of ids, or a dict id -> score (ranked by score, ties by id
+descending, as trec_eval).  ``None``, NaN and pandas' ``NA`` are missing cells:
+an empty ground truth or nothing retrieved (see ``empty``).  Ids are ``str`` or
+``int`` (an ``int`` is its decimal string: ``1`` and ``"1"`` are one id).
+Metrics are trec_eval's (see the README), not AutoRAG's (for those, see
+:mod:`ranklens.compat.autorag` or ``score_frame(semantics="autorag")``).  ``err``'s
+automatic ``gmax`` is the largest label of the input, as in ``evaluate``: of the
+sample for one call, of all rows for a batch.
+
+Options shared by every function here:
+
+* ``relevance_level`` -- default ``"positive"``: any label > 0 is relevant.  For
+  integer labels this is trec_eval's default of 1; for graded labels in (0, 1)
+  (LLM judges) it counts every positive label, where a level of 1 would make
+  every binary metric 0.  A number works as in :func:`ranklens.evaluate`; when
+  some label is positive and none reaches it, a
+  :class:`~ranklens.errors.RanklensWarning` says so.
+* ``empty`` -- a sample with no ground truth or nothing retrieved: ``"zero"``
+  (default: scored as trec_eval scores it, 0 for most metrics), ``"nan"`` (NaN
+  for every metric, so means are NaN) or ``"skip"`` (NaN, left out of
+  :meth:`BatchScores.mean`, its row listed in ``.skipped``).
+* ``duplicates`` -- an id retrieved twice (hybrid retrievers merge lists):
+  ``"raise"`` (default, the message names it) or ``"first"`` (later occurrences
+  are dropped, the ranks below close up).  An id in two groups of the ground
+  truth is always an error.
+* ``miss`` -- the value of ``first_rel_rank`` (alias ``mean_rank``: its mean over
+  samples is the mean rank) when no relevant document is in the top k:
+  ``"k+1"`` (default: k + 1, or the list length + 1 without a cutoff, as
+  trec_eval-style mean rank tools) or ``None`` (NaN in arrays, as Axion's
+  ``rank_of_first_relevant``; :meth:`BatchScores.mean` then averages over hits).
 """
 
 from __future__ import annotations
 
-import re
+import sys
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._data import Qrels, Run
-from ranklens._evaluate import evaluate
+from ranklens._checks import check_level, check_threads
+from ranklens._labels import checked_level, warn_text
 from ranklens._names import FAMILIES, Metric, parse_metrics
-from ranklens.errors import RanklensInputError
+from ranklens._results import BatchScores, Scores
+from ranklens.errors import RanklensInputError, RanklensWarning, UnknownMetricError
 
-__all__ = ["expand_cutoffs", "score", "score_batch", "score_frame"]
+__all__ = [
+    "Scorer",
+    "autorag_columns",
+    "expand_cutoffs",
+    "score",
+    "score_batch",
+    "score_frame",
+    "score_labels",
+]
 
 MetricsArg = Union[str, Metric, Iterable[Union[str, Metric]]]
 Cutoffs = Union[int, Sequence[int], None]
@@ -56,14 +95,6 @@ def expand_cutoffs(metrics: MetricsArg, k: Cutoffs = None) -> list[Metric]:
     return list(dict.fromkeys(out))
 
 
-_QUERY_RE = re.compile(r'query "0*(\d+)"')
-
-
-def _rows_error(e: RanklensInputError) -> RanklensInputError:
-    """Errors of the encoders name the padded row id as a query: say "row"."""
-    return RanklensInputError(_QUERY_RE.sub(r"row \1", str(e)))
-
-
 def _num_rows(obj: Any, what: str) -> int:
     if isinstance(obj, (str, bytes)) or isinstance(obj, Mapping):
         raise RanklensInputError(f"{what} must be a list with one entry per row")
@@ -75,38 +106,160 @@ def _num_rows(obj: Any, what: str) -> int:
         ) from None
 
 
+class Scorer(_ranklens.RowScorer):
+    """Score samples on a fixed list of metrics: names parsed and checked once.
+
+    >>> scorer = Scorer(["P@2", "recall@3", "mrr"])
+    >>> scorer(["d3", "d1", "d7"], ["d1", "d2"])
+    {'precision@2': 0.5, 'recall@3': 0.5, 'mrr': 0.5}
+
+    ``metrics``: names as for :func:`ranklens.evaluate` (``"ndcg@5,10"`` works);
+    ``k``: cutoffs given to the names without one (``k=[5, 10]``).  The other
+    options are described in :mod:`ranklens._score` (module docstring):
+    ``relevance_level`` (default ``"positive"``), ``empty``, ``duplicates``,
+    ``miss``.
+
+    ``scorer(retrieved, relevant)`` -> :class:`~ranklens.Scores` (a dict of
+    canonical names; any spelling finds a metric).  ``scorer.batch(retrieved_lists,
+    relevant_lists)`` -> :class:`~ranklens.BatchScores` (one array per metric, and
+    ``.mean()``).  Bad input raises :class:`~ranklens.errors.RanklensInputError`
+    naming the row (in a batch) and the document.
+
+    Why a subclass of the native class: a call on one sample then runs no Python
+    code at all (the native ``__call__`` builds the result).
+    """
+
+    metrics: list[Metric]
+    relevance_level: float
+    empty: str
+    miss: str | None
+
+    def __new__(
+        cls,
+        metrics: MetricsArg,
+        *,
+        k: Cutoffs = None,
+        relevance_level: float | str = "positive",
+        empty: str = "zero",
+        duplicates: str = "raise",
+        miss: str | None = "k+1",
+    ) -> Scorer:
+        ms = expand_cutoffs(metrics, k)
+        level = check_level(relevance_level)
+        if empty not in ("zero", "nan", "skip"):
+            raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
+        if duplicates not in ("raise", "first"):
+            raise RanklensInputError(f"duplicates must be 'raise' or 'first', got {duplicates!r}")
+        if miss is not None and miss != "k+1":
+            raise RanklensInputError(f"miss must be 'k+1' or None, got {miss!r}")
+        self = super().__new__(
+            cls,
+            [(m.family, m.k, m.rel, list(m.params)) for m in ms],
+            [m.name for m in ms],
+            Scores,
+            level,
+            miss is None,
+            duplicates == "first",
+            empty != "zero",
+            checked_level(ms, level),
+            RanklensWarning,
+            warn_text(ms, level),
+        )
+        self.metrics = ms
+        self.relevance_level = level
+        self.empty = empty
+        self.miss = miss
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        """Canonical metric names, in result order."""
+        return [m.name for m in self.metrics]
+
+    def batch(
+        self,
+        retrieved_lists: Sequence[Any],
+        relevant_lists: Sequence[Any],
+        *,
+        threads: int | None = None,
+    ) -> BatchScores:
+        """Score many rows: ``retrieved_lists[i]`` against ``relevant_lists[i]``."""
+        _num_rows(retrieved_lists, "retrieved_lists")
+        _num_rows(relevant_lists, "relevant_lists")
+        values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
+        skipped = np.flatnonzero(empty) if self.empty == "skip" else ()
+        misses = frozenset(m.name for m in self.metrics if m.family == "first_rel_rank")
+        return BatchScores(
+            ((m.name, values[:, j].copy()) for j, m in enumerate(self.metrics)),
+            skipped,
+            misses if self.miss is None else frozenset(),
+        )
+
+    def __repr__(self) -> str:
+        return f"Scorer([{', '.join(repr(m.name) for m in self.metrics)}])"
+
+
 def score_batch(
     retrieved_lists: Sequence[Any],
     relevant_lists: Sequence[Any],
     metrics: MetricsArg,
     *,
     k: Cutoffs = None,
-    relevance_level: float = 1,
+    relevance_level: float | str = "positive",
+    empty: str = "zero",
+    duplicates: str = "raise",
+    miss: str | None = "k+1",
     threads: int | None = None,
-) -> dict[str, np.ndarray]:
-    """Score many rows at once: ``{metric name: float64 array, one value per row}``.
+) -> BatchScores:
+    """Score many rows at once: ``{metric name: float64 array, one value per row}``
+    (a :class:`~ranklens.BatchScores`: any spelling finds a metric; ``.mean()``).
 
     ``retrieved_lists[i]`` is ranked against ``relevant_lists[i]`` (see the module
-    docstring for the accepted forms).  ``metrics``: names as for
+    docstring for the accepted forms and the options).  ``metrics``: names as for
     :func:`ranklens.evaluate` (``"ndcg@5,10"`` works); ``k``: cutoffs applied to the
     names given without one (``k=[5, 10, 20]``).  Keys are canonical names
     (``"P@10"`` -> ``"precision@10"``).  Bad rows raise
     :class:`~ranklens.errors.RanklensInputError` naming the row.
     """
-    ms = expand_cutoffs(metrics, k)
-    n = _num_rows(retrieved_lists, "retrieved_lists")
-    m = _num_rows(relevant_lists, "relevant_lists")
-    if n != m:
-        raise RanklensInputError(f"{n} retrieved rows but {m} ground-truth rows")
-    if n == 0:
-        return {x.name: np.zeros(0) for x in ms}
+    scorer = Scorer(
+        metrics,
+        k=k,
+        relevance_level=relevance_level,
+        empty=empty,
+        duplicates=duplicates,
+        miss=miss,
+    )
+    return scorer.batch(retrieved_lists, relevant_lists, threads=threads)
+
+
+def _cached_scorer(
+    metrics: Any, k: Any, level: Any, empty: Any, duplicates: Any, miss: Any
+) -> Scorer:
+    """A :class:`Scorer` for these arguments, built once: ``score`` in a loop then
+    costs one call, not a parse of the names per sample."""
+    if not isinstance(metrics, (str, Metric)):
+        metrics = tuple(metrics)  # a generator is read once, here
+    ks = tuple(k) if isinstance(k, list) else k
+    # The types too: True == 1 == 1.0, but a bool is not a valid k or level.
+    key = (metrics, ks, type(k), type(level), level, empty, duplicates, miss)
+    if isinstance(ks, tuple):
+        key += tuple(map(type, ks))
     try:
-        qrels = Qrels._from_arrays(_ranklens.encode_rows(relevant_lists, "qrels"))
-        run = Run._from_arrays(_ranklens.encode_rows(retrieved_lists, "run"))
-    except RanklensInputError as e:
-        raise _rows_error(e) from None
-    res = evaluate(qrels, run, ms, relevance_level=relevance_level, threads=threads)
-    return {x.name: res.values[:, j].copy() for j, x in enumerate(ms)}
+        scorer = _SCORERS.get(key)
+    except TypeError:  # an unhashable argument: no caching
+        key, scorer = None, None
+    if scorer is None:
+        scorer = Scorer(
+            metrics, k=k, relevance_level=level, empty=empty, duplicates=duplicates, miss=miss
+        )
+        if key is not None:
+            if len(_SCORERS) >= 64:
+                _SCORERS.pop(next(iter(_SCORERS)))  # the oldest: a bounded cache
+            _SCORERS[key] = scorer
+    return scorer
+
+
+_SCORERS: dict[tuple[Any, ...], Scorer] = {}
 
 
 def score(
@@ -115,17 +268,45 @@ def score(
     metrics: MetricsArg,
     *,
     k: Cutoffs = None,
-    relevance_level: float = 1,
-) -> dict[str, float]:
-    """Score one ranked list: ``{metric name: value}``.
+    relevance_level: float | str = "positive",
+    empty: str = "zero",
+    duplicates: str = "raise",
+    miss: str | None = "k+1",
+) -> Scores:
+    """Score one ranked list: ``{metric name: value}`` (any spelling finds a metric).
 
     >>> score(["d3", "d1", "d7"], ["d1", "d2"], ["P@2", "recall@3", "mrr"])
     {'precision@2': 0.5, 'recall@3': 0.5, 'mrr': 0.5}
 
     ``relevant``: a list of relevant ids, a dict id -> label, or a list of groups.
+    The :class:`Scorer` of each metric list is kept (the last 64), so calling
+    ``score`` per sample parses the names once.
     """
-    out = score_batch([retrieved], [relevant], metrics, k=k, relevance_level=relevance_level)
-    return {name: float(v[0]) for name, v in out.items()}
+    scorer = _cached_scorer(metrics, k, relevance_level, empty, duplicates, miss)
+    return scorer(retrieved, relevant)
+
+
+def score_labels(
+    labels: Sequence[float],
+    metrics: MetricsArg,
+    *,
+    k: Cutoffs = None,
+    relevance_level: float | str = "positive",
+    miss: str | None = "k+1",
+) -> Scores:
+    """Score a ranked list given as its relevance labels, top first: the
+    tutorials' form, no ids to invent.
+
+    >>> score_labels([3, 2, 3, 0, 1], ["P@3", "mrr"])
+    {'precision@3': 1.0, 'mrr': 1.0}
+
+    The labels are the whole ground truth: the ideal ranking (nDCG) sorts them,
+    and R (recall, MAP) counts the relevant ones among them.  A label of 0 is a
+    judged non-relevant document; a negative label, an unjudged one.
+    """
+    labels = list(labels)
+    scorer = Scorer(metrics, k=k, relevance_level=relevance_level, miss=miss)
+    return scorer(list(range(len(labels))), dict(enumerate(labels)))
 
 
 def _column_values(df: Any, col: str) -> list[Any]:
@@ -139,29 +320,106 @@ def _column_values(df: Any, col: str) -> list[Any]:
     return series.tolist()
 
 
+#: AutoRAG's retrieval metrics (``core::autorag``), in the core's column order.
+AUTORAG_METRICS = ("recall", "precision", "f1", "mrr", "map", "ndcg")
+
+
+def autorag_columns(
+    retrieval_gt: Sequence[Any],
+    retrieved_ids: Sequence[Any],
+    metrics: Iterable[str] = AUTORAG_METRICS,
+    *,
+    threads: int | None = None,
+) -> dict[str, np.ndarray]:
+    """AutoRAG's retrieval metrics of every row, ``{name: float64 array}``, NaN
+    where AutoRAG returns ``None`` (see :mod:`ranklens.compat.autorag` for the
+    definitions); ``metrics`` may carry the ``retrieval_`` prefix."""
+    wanted = [(m, _autorag_column(m)) for m in metrics]
+    values = _ranklens.autorag_retrieval(
+        retrieval_gt,
+        retrieved_ids,
+        # Python's sum() of floats is compensated (Neumaier) from 3.12 on.
+        sys.version_info >= (3, 12),
+        check_threads(threads),
+    )
+    return {m: values[:, j].copy() for m, j in wanted}
+
+
+def _autorag_column(name: str) -> int:
+    if not isinstance(name, str):
+        raise UnknownMetricError(f"metric names must be strings, got {type(name).__name__}")
+    short = name.removeprefix("retrieval_")
+    if short not in AUTORAG_METRICS:
+        raise UnknownMetricError(
+            f"unknown AutoRAG metric {name!r}; valid: {', '.join(AUTORAG_METRICS)}"
+        )
+    return AUTORAG_METRICS.index(short)
+
+
 def score_frame(
     df: Any,
     retrieved_col: str = "retrieved_ids",
     relevant_col: str = "retrieval_gt",
-    metrics: MetricsArg = ("precision", "recall", "mrr", "ndcg"),
+    metrics: MetricsArg | None = None,
     *,
+    semantics: str | None = None,
     k: Cutoffs = None,
-    relevance_level: float = 1,
+    relevance_level: float | str = "positive",
+    empty: str = "zero",
+    duplicates: str = "raise",
+    miss: str | None = "k+1",
     threads: int | None = None,
 ) -> Any:
     """Per-row scores of a pandas or polars DataFrame with list columns.
 
     Returns a frame of the same library, one column per metric (canonical names),
-    one row per input row (pandas: same index).
+    one row per input row (pandas: same index; rows left out by ``empty="skip"``
+    are NaN and their index labels are in ``out.attrs["skipped"]``).
+
+    ``semantics``: ``"trec"`` (trec_eval's definitions on grouped ground truth,
+    as :func:`score_batch`; default metrics precision, recall, mrr, ndcg) or
+    ``"autorag"`` (AutoRAG's own definitions, as
+    :mod:`ranklens.compat.autorag`; metrics among recall, precision, f1, mrr,
+    map, ndcg, default all six; NaN where AutoRAG gives None; ``k`` and the
+    other options do not apply).  The column defaults are AutoRAG's names, and
+    on several groups per row the two definitions give different mrr, map and
+    ndcg: with those columns and no ``semantics``, trec rules are used and a
+    :class:`~ranklens.errors.RanklensWarning` says so.
     """
-    out = score_batch(
-        _column_values(df, retrieved_col),
-        _column_values(df, relevant_col),
-        metrics,
-        k=k,
-        relevance_level=relevance_level,
-        threads=threads,
-    )
+    if semantics is None:
+        if relevant_col == "retrieval_gt":
+            warnings.warn(
+                "score_frame scores AutoRAG's columns with trec_eval's definitions, "
+                "whose mrr, map and ndcg differ from AutoRAG's on rows with several "
+                "groups; pass semantics='trec' to keep them, or semantics='autorag' "
+                "for AutoRAG's own numbers",
+                RanklensWarning,
+                stacklevel=2,
+            )
+        semantics = "trec"
+    if semantics == "autorag":
+        out: dict[str, np.ndarray] = autorag_columns(
+            _missing_as_none(_column_values(df, relevant_col)),
+            _missing_as_none(_column_values(df, retrieved_col)),
+            AUTORAG_METRICS if metrics is None else _metric_list(metrics),
+            threads=threads,
+        )
+        skipped: Any = ()
+    elif semantics == "trec":
+        res = score_batch(
+            _column_values(df, retrieved_col),
+            _column_values(df, relevant_col),
+            ("precision", "recall", "mrr", "ndcg") if metrics is None else metrics,
+            k=k,
+            relevance_level=relevance_level,
+            empty=empty,
+            duplicates=duplicates,
+            miss=miss,
+            threads=threads,
+        )
+        out, skipped = dict(res), res.skipped
+    else:
+        raise RanklensInputError(f"semantics must be 'trec' or 'autorag', got {semantics!r}")
     module = type(df).__module__.split(".")[0]
     if module == "polars":
         import polars as pl
@@ -169,4 +427,17 @@ def score_frame(
         return pl.DataFrame(out)
     import pandas as pd
 
-    return pd.DataFrame(out, index=getattr(df, "index", None))
+    index = getattr(df, "index", None)
+    frame = pd.DataFrame(out, index=index)
+    if len(skipped):
+        frame.attrs["skipped"] = list(frame.index[np.asarray(skipped)])
+    return frame
+
+
+def _missing_as_none(cells: list[Any]) -> list[Any]:
+    """Frame cells with NaN (pandas' missing value in an object column) as None."""
+    return [None if isinstance(c, float) and c != c else c for c in cells]
+
+
+def _metric_list(metrics: Any) -> list[str]:
+    return [metrics] if isinstance(metrics, str) else list(metrics)

@@ -15,6 +15,7 @@ from ranklens._checks import (
     positive_int,
 )
 from ranklens._data import Qrels
+from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
@@ -29,7 +30,7 @@ def evaluate_files(
     run_path: PathLike,
     metrics: str | Metric | Iterable[str | Metric],
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
@@ -86,7 +87,7 @@ def _evaluate_files(
     run_path: PathLike,
     metrics: str | Metric | Iterable[str | Metric],
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
@@ -104,6 +105,8 @@ def _evaluate_files(
     q = qrels_path if isinstance(qrels_path, Qrels) else Qrels.from_trec(qrels_path)
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
+    if len(q.labels):
+        warn_unreached(float(q.labels.max()), ms, level, stacklevel=4)
     specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
     values, missing, ignored, tag, _chunks = _ranklens.evaluate_trec_stream(
         q.arrays,

@@ -1,7 +1,9 @@
 """Exceptions raised by ranklens.
 
 Every error about the caller's data is a :class:`RanklensInputError`, a
-``ValueError`` subclass, so ``except ValueError`` keeps working.  Errors raised by
+``ValueError`` subclass, so ``except ValueError`` keeps working.  Input that is
+valid but probably not what was meant (graded labels that never reach the
+relevance level, say) gives a :class:`RanklensWarning`, a ``UserWarning``.  Errors raised by
 the Rust core arrive already mapped to these classes (one place: ``src/lib.rs``).
 """
 
@@ -23,5 +25,6 @@ class ParseError(RanklensInputError):
 
 
 class RanklensWarning(UserWarning):
-    """A result that holds but may mislead, e.g. a gate budget smaller than the
-    drop its query set can detect."""
+    """Numbers that hold but may not be the ones meant: binary metrics asked for on
+    labels of which none reaches the relevance level, a gate budget smaller than the
+    drop its query set can detect, ..."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ranklens._checks import check_level
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._names import Metric, parse_metric
 from ranklens.errors import RanklensInputError
@@ -105,7 +106,7 @@ def interpolated_precision(
     qrels: Qrels | Mapping[str, Mapping[str, float]],
     run: Run | Mapping[str, Any],
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
 ) -> np.ndarray:
     """Mean 11-point interpolated precision over **all qrels queries**.
 
@@ -116,11 +117,12 @@ def interpolated_precision(
     """
     q = as_qrels(qrels)
     r = as_run(run)
+    level = check_level(relevance_level)
     levels = np.array(RECALL_LEVELS)
     total = np.zeros(levels.size)
     for qid in q.query_ids:
         judged = q[qid]
-        relevant = {doc for doc, label in judged.items() if label >= relevance_level}
+        relevant = {doc for doc, label in judged.items() if label >= level}
         if not relevant or qid not in r:
             continue
         ranking = r.ranking(qid)
@@ -153,7 +155,7 @@ def precision_recall_plot(
     qrels: Qrels | Mapping[str, Mapping[str, float]],
     runs: Any,
     *,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     path: Any = None,
     ax: Any = None,
 ) -> Any:

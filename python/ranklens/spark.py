@@ -75,7 +75,7 @@ def evaluate(
     position: str | None = None,
     npartitions: int | None = None,
     broadcast_limit: float = DEFAULT_BROADCAST_LIMIT,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",

@@ -1,6 +1,6 @@
 //! The Python bindings: the one module that touches Python objects, one file
 //! per core module it exposes (`encode`, `evaluate`, `trec`, `stats`,
-//! `autorag`); here the `#[pymodule]`, the error mapping and the helpers the
+//! `autorag`, `scorer` for `rows`); here the `#[pymodule]`, the error mapping and the helpers the
 //! files share.
 //!
 //! Each function converts its arguments (borrowing numpy arrays read-only, as
@@ -12,6 +12,7 @@
 mod autorag;
 mod encode;
 mod evaluate;
+mod scorer;
 mod stats;
 mod trec;
 
@@ -145,9 +146,10 @@ fn num_rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
 }
 
 // `gil_used = false`: free-threaded CPython may run these functions in parallel.
-// Nothing here keeps state between calls (no `#[pyclass]`, no statics but one
-// `OnceLock` table in `core::metrics::query`); every input is read through PyO3
-// calls or borrowed read-only numpy arrays, and results are new objects.
+// Nothing here keeps state between calls: the one class, `RowScorer`, is
+// `frozen` (set at construction; its scratch buffers are thread-local), and the
+// only other static is a `OnceLock` table in `core::metrics::query`; every input is read
+// through PyO3 calls or borrowed read-only numpy arrays; results are new objects.
 #[pymodule(gil_used = false)]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode::encode_mapping, m)?)?;
@@ -165,6 +167,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autorag::autorag_retrieval, m)?)?;
     m.add_function(wrap_pyfunction!(autorag::autorag_token, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
+    m.add_class::<scorer::RowScorer>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

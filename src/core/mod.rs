@@ -7,6 +7,8 @@
 //!   parallel loop over queries;
 //! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
+//! * `rows`    — one ranked list against its own ground truth (the per-sample
+//!   `Scorer`), without encoding a whole side;
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
 //! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
 //!   token overlap between passages (`autorag/tokens.rs`).
@@ -18,6 +20,7 @@ pub mod error;
 pub mod eval;
 pub mod join;
 pub mod metrics;
+pub mod rows;
 pub mod stats;
 pub mod stream;
 pub mod trec;

@@ -108,7 +108,12 @@ class Qrels(Side):
                 raise RanklensInputError(
                     f"{len(label_rows)} label rows for {len(rows)} ground-truth rows"
                 )
-        return cls._from_arrays(_ranklens.encode_groups(list(zip(keys, rows, label_rows))))
+        try:
+            return cls._from_arrays(_ranklens.encode_groups(list(zip(keys, rows, label_rows))))
+        except RanklensInputError as e:
+            # A document listed twice: say which groups, when they differ (looked
+            # up only on this error path, so valid input pays nothing).
+            raise _group_error(keys, rows) or e from None
 
     @property
     def labels(self) -> np.ndarray:
@@ -253,3 +258,23 @@ class Qrels(Side):
         return cls._from_arrays(
             _records.from_records("qrels", records, column_names(query_col, doc_col, label_col))
         )
+
+
+def _group_error(keys: list[Any], rows: list[Any]) -> RanklensInputError | None:
+    """The first document that is in two groups of one query, as an error."""
+    for key, groups in zip(keys, rows):
+        if groups is None or isinstance(groups, (str, bytes)):
+            continue
+        seen: dict[str, int] = {}
+        for g, group in enumerate(groups):
+            members = [group] if isinstance(group, (str, int)) else group
+            for doc in members:
+                d = str(doc)
+                if d in seen and seen[d] != g:
+                    return RanklensInputError(
+                        f"query {str(key)!r}: document {d!r} is in groups {seen[d]} and {g}: "
+                        "a document belongs to at most one group (a group is one unit of "
+                        "needed information)"
+                    )
+                seen.setdefault(d, g)
+    return None

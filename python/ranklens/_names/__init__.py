@@ -16,6 +16,7 @@ valid names in the message.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -42,7 +43,9 @@ class Metric:
     """One metric: a family, an optional cutoff, relevance level and parameters.
 
     ``rel`` overrides ``evaluate(relevance_level=...)`` for this metric only
-    (ir_measures' ``P(rel=2)@5``).  ``params`` holds the family's other named
+    (ir_measures' ``P(rel=2)@5``); ``P(rel=positive)@5`` counts every label > 0
+    (``rel`` is then the smallest positive double, as for
+    ``relevance_level="positive"``).  ``params`` holds the family's other named
     parameters as sorted ``(key, value)`` pairs (only those that differ from the
     family's defaults).  ``name`` is the canonical spelling, the key used in
     every result.
@@ -56,7 +59,7 @@ class Metric:
     @property
     def name(self) -> str:
         s = self.family
-        inner = [f"rel={_fmt_num(self.rel)}"] if self.rel is not None else []
+        inner = [f"rel={_fmt_rel(self.rel)}"] if self.rel is not None else []
         inner += [f"{key}={_fmt_num(v)}" for key, v in self.params]
         if inner:
             s += f"({','.join(inner)})"
@@ -79,6 +82,16 @@ class Metric:
 
     def __str__(self) -> str:
         return self.name
+
+
+# The level of "positive" (as ranklens._checks.POSITIVE_LEVEL: label >= it <=> label > 0).
+_POSITIVE = math.ulp(0.0)
+
+
+def _fmt_rel(x: float | str) -> str:
+    if isinstance(x, str) or x == _POSITIVE:  # Metric(..., rel="positive") before parsing
+        return str(x) if isinstance(x, str) else "positive"
+    return _fmt_num(x)
 
 
 def _fmt_num(x: float) -> str:
@@ -116,6 +129,9 @@ def _parse_params(text: str, params: str) -> tuple[float | None, tuple[tuple[str
         key = key.strip()
         if not eq or not key:
             raise _unknown(text, f"parameters are key=value, got {part!r}")
+        if key.lower() == "rel" and value.strip().lower() == "positive":
+            rel = _POSITIVE
+            continue
         try:
             number = float(value)
         except ValueError:
@@ -247,7 +263,10 @@ def _validate(metric: Metric, text: str) -> Metric:
     if metric.rel is not None:
         if not fam.binary:
             raise _unknown(text, f"{fam.name} uses graded gains and takes no rel= level")
-        rel = float(metric.rel)
+        if isinstance(metric.rel, str) and metric.rel.strip().lower() == "positive":
+            rel = _POSITIVE
+        else:
+            rel = float(metric.rel)
         if rel != rel or rel in (float("inf"), float("-inf")):
             raise _unknown(text, "rel must be finite")
         metric = Metric(metric.family, metric.k, rel, metric.params)

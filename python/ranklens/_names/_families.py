@@ -164,6 +164,7 @@ ALIASES: dict[str, str] = {
     "judged": "judged",
     "auc": "auc",
     "first_rel_rank": "first_rel_rank",
+    "mean_rank": "first_rel_rank",  # its mean over queries is the "mean rank"
     "fallout": "fallout",
     "fall_out": "fallout",
     # signals

@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from ranklens._checks import level_text
 from ranklens.cli._options import add_metric_option
 from ranklens.compare import CORRECTIONS, TESTS, compare
 from ranklens.errors import RanklensInputError
@@ -40,7 +41,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--n-resamples", type=int, default=10_000, dest="n_resamples")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-l", "--relevance-level", type=float, default=1.0, dest="relevance_level")
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        type=level_text,
+        default=1.0,
+        dest="relevance_level",
+        help="a label >= this is relevant (default 1); 'positive': any label > 0",
+    )
     p.add_argument("--threads", type=int, default=None)
     p.add_argument(
         "--format",

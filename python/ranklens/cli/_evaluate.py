@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+from ranklens._checks import level_text
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
@@ -36,9 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-l",
         "--relevance-level",
-        type=float,
+        type=level_text,
         default=1.0,
-        help="a label >= this is relevant (default 1)",
+        help="a label >= this is relevant (default 1); 'positive': any label > 0",
     )
     p.add_argument(
         "--format",

@@ -108,7 +108,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_threads, positive_int
+from ranklens._checks import check_level, check_threads, positive_int
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metrics
@@ -204,7 +204,7 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    relevance_level: float = 1,
+    relevance_level: float | str = 1,
     threads: int | None = None,
     exact: bool | None = None,
     confidence: float = 0.95,
@@ -338,7 +338,7 @@ def compare(
         "seed": int(seed),
         "confidence": float(confidence),
         "exact": exact,
-        "relevance_level": float(relevance_level),
+        "relevance_level": check_level(relevance_level),
     }
     return Comparison(
         runs=names,

@@ -3,4 +3,6 @@
 Import the one you need; nothing is imported eagerly::
 
     from ranklens.compat import pytrec_eval  # instead of: import pytrec_eval
+    from ranklens.compat import autorag      # AutoRAG's retrieval metrics
+    from ranklens.compat import axion        # Axion's retrieval metrics
 """

@@ -1,11 +1,22 @@
 """AutoRAG's retrieval metrics, with AutoRAG's own numbers, at Rust speed.
 
 Drop-in for ``autorag.evaluation.metric`` (retrieval.py, retrieval_contents.py): each
-function takes whole columns (one entry per question) and returns one value per row,
-``None`` where AutoRAG returns ``None``::
+function returns one value per question, ``None`` where AutoRAG returns ``None``.
+Both of AutoRAG's call forms work::
 
     from ranklens.compat import autorag
+    # AutoRAG's current form: a list of MetricInput (any object or dict with the
+    # fields retrieval_gt and retrieved_ids), by keyword or positionally
+    autorag.retrieval_recall(metric_inputs=[MetricInput(retrieval_gt=..., retrieved_ids=...)])
+    # the older column form: whole columns, ground truth first
     autorag.retrieval_recall(retrieval_gt, retrieved_ids)   # [0.5, None, ...]
+
+The current form is read from AutoRAG's ``autorag/evaluation/metric/retrieval.py``
+and ``autorag/evaluation/metric/util.py`` (``autorag_metric``: one call per
+``MetricInput``, ``None`` when a field fails ``MetricInput.is_fields_notnone``), in
+the repository Marker-Inc-Korea/AutoRAG (under ``legacy/`` in its newest tree).  The
+token metrics take ``retrieved_contents`` and ``retrieval_gt_contents`` from each
+input the same way.  Beyond AutoRAG, a ``dict`` per input works too.
 
 ``retrieval_gt``: per row a list of groups, each a list of ids (any member satisfies
 the group).  ``retrieved_ids``: per row the ranked list of ids.  Ids are ``str`` or
@@ -54,13 +65,13 @@ bit-identical to AutoRAG's.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._score import autorag_columns
 
 __all__ = [
     "retrieval_f1",
@@ -78,8 +89,6 @@ __all__ = [
 
 _ID_COLUMNS = ("recall", "precision", "f1", "mrr", "map", "ndcg")
 _TOKEN_COLUMNS = ("precision", "recall", "f1")
-# Python's sum() of floats is compensated (Neumaier) from 3.12 on.
-_COMPENSATED = sys.version_info >= (3, 12)
 
 
 def _to_list(column: np.ndarray) -> list[float | None]:
@@ -98,8 +107,7 @@ def retrieval_metrics(
     ``metrics``: any of ``recall``, ``precision``, ``f1``, ``mrr``, ``map``, ``ndcg``
     (the ``retrieval_`` prefix is optional).
     """
-    values = _ranklens.autorag_retrieval(retrieval_gt, retrieved_ids, _COMPENSATED, threads)
-    return {m: values[:, _column(m, _ID_COLUMNS)].copy() for m in metrics}
+    return autorag_columns(retrieval_gt, retrieved_ids, metrics, threads=threads)
 
 
 def retrieval_token_metrics(
@@ -127,66 +135,131 @@ def _column(name: str, columns: Sequence[str]) -> int:
     return columns.index(short)
 
 
-def _ids(name: str, retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list:
-    values = _ranklens.autorag_retrieval(retrieval_gt, retrieved_ids, _COMPENSATED, None)
-    return _to_list(values[:, _ID_COLUMNS.index(name)])
+_FIELDS = ("retrieval_gt", "retrieved_ids")
+_TOKEN_FIELDS = ("retrieval_gt_contents", "retrieved_contents")
 
 
-def _tokens(name: str, gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]) -> list:
-    values = _ranklens.autorag_token(retrieved_contents, gt_contents, None)
+def _is_metric_input(obj: Any) -> bool:
+    if isinstance(obj, Mapping):
+        return any(f in obj for f in _FIELDS + _TOKEN_FIELDS)
+    return any(hasattr(obj, f) for f in _FIELDS + _TOKEN_FIELDS)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _columns(
+    first: Any, second: Any, metric_inputs: Any, fields: tuple[str, str], func: str
+) -> tuple[Any, Any]:
+    """(ground truth column, retrieved column) from either call form."""
+    from ranklens.errors import RanklensInputError
+
+    if metric_inputs is None and second is None and first is not None:
+        items = first if isinstance(first, (list, tuple)) else None
+        if items and all(_is_metric_input(x) for x in items):
+            metric_inputs = items
+    if metric_inputs is not None:
+        if first is not None and first is not metric_inputs:
+            raise RanklensInputError(f"{func}: pass metric_inputs or the columns, not both")
+        if isinstance(metric_inputs, (str, Mapping)) or not isinstance(metric_inputs, Sequence):
+            raise RanklensInputError(
+                f"{func}: metric_inputs must be a list of MetricInput (or dicts), "
+                f"got {type(metric_inputs).__name__}"
+            )
+        return (
+            [_field(x, fields[0]) for x in metric_inputs],
+            [_field(x, fields[1]) for x in metric_inputs],
+        )
+    if first is None or second is None:
+        raise RanklensInputError(
+            f"{func}: pass metric_inputs=[...] or both columns ({fields[0]}, {fields[1]})"
+        )
+    return first, second
+
+
+def _ids(name: str, retrieval_gt: Any, retrieved_ids: Any, metric_inputs: Any) -> list:
+    gt, pred = _columns(retrieval_gt, retrieved_ids, metric_inputs, _FIELDS, f"retrieval_{name}")
+    return _to_list(autorag_columns(gt, pred, [name])[name])
+
+
+def _tokens(name: str, gt_contents: Any, retrieved_contents: Any, metric_inputs: Any) -> list:
+    gt, pred = _columns(
+        gt_contents, retrieved_contents, metric_inputs, _TOKEN_FIELDS, f"retrieval_token_{name}"
+    )
+    values = _ranklens.autorag_token(pred, gt, None)
     return _to_list(values[:, _TOKEN_COLUMNS.index(name)])
 
 
 def retrieval_recall(
-    retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
 ) -> list[float | None]:
     """Per row: groups found anywhere in the retrieved list / groups."""
-    return _ids("recall", retrieval_gt, retrieved_ids)
+    return _ids("recall", retrieval_gt, retrieved_ids, metric_inputs)
 
 
 def retrieval_precision(
-    retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
 ) -> list[float | None]:
     """Per row: distinct retrieved ids in some group / length of the retrieved list."""
-    return _ids("precision", retrieval_gt, retrieved_ids)
+    return _ids("precision", retrieval_gt, retrieved_ids, metric_inputs)
 
 
-def retrieval_f1(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+def retrieval_f1(
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
+) -> list[float | None]:
     """Per row: harmonic mean of :func:`retrieval_recall` and :func:`retrieval_precision`."""
-    return _ids("f1", retrieval_gt, retrieved_ids)
+    return _ids("f1", retrieval_gt, retrieved_ids, metric_inputs)
 
 
-def retrieval_mrr(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+def retrieval_mrr(
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
+) -> list[float | None]:
     """Per row: mean over groups of 1 / rank of the group's first member (0 if missed)."""
-    return _ids("mrr", retrieval_gt, retrieved_ids)
+    return _ids("mrr", retrieval_gt, retrieved_ids, metric_inputs)
 
 
-def retrieval_map(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+def retrieval_map(
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
+) -> list[float | None]:
     """Per row: mean over groups of the group's average precision (see module doc)."""
-    return _ids("map", retrieval_gt, retrieved_ids)
+    return _ids("map", retrieval_gt, retrieved_ids, metric_inputs)
 
 
-def retrieval_ndcg(retrieval_gt: Sequence[Any], retrieved_ids: Sequence[Any]) -> list[float | None]:
+def retrieval_ndcg(
+    retrieval_gt: Any = None, retrieved_ids: Any = None, *, metric_inputs: Any = None
+) -> list[float | None]:
     """Per row: binary-gain nDCG, ideal of min(ground-truth ids, retrieved) ones."""
-    return _ids("ndcg", retrieval_gt, retrieved_ids)
+    return _ids("ndcg", retrieval_gt, retrieved_ids, metric_inputs)
 
 
 def retrieval_token_precision(
-    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+    retrieval_gt_contents: Any = None,
+    retrieved_contents: Any = None,
+    *,
+    metric_inputs: Any = None,
 ) -> list[float | None]:
     """Per row: mean over retrieved passages of the best token precision."""
-    return _tokens("precision", retrieval_gt_contents, retrieved_contents)
+    return _tokens("precision", retrieval_gt_contents, retrieved_contents, metric_inputs)
 
 
 def retrieval_token_recall(
-    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+    retrieval_gt_contents: Any = None,
+    retrieved_contents: Any = None,
+    *,
+    metric_inputs: Any = None,
 ) -> list[float | None]:
     """Per row: mean over retrieved passages of the best token recall."""
-    return _tokens("recall", retrieval_gt_contents, retrieved_contents)
+    return _tokens("recall", retrieval_gt_contents, retrieved_contents, metric_inputs)
 
 
 def retrieval_token_f1(
-    retrieval_gt_contents: Sequence[Any], retrieved_contents: Sequence[Any]
+    retrieval_gt_contents: Any = None,
+    retrieved_contents: Any = None,
+    *,
+    metric_inputs: Any = None,
 ) -> list[float | None]:
     """Per row: mean over retrieved passages of the best token F1."""
-    return _tokens("f1", retrieval_gt_contents, retrieved_contents)
+    return _tokens("f1", retrieval_gt_contents, retrieved_contents, metric_inputs)

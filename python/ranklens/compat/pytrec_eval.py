@@ -412,6 +412,7 @@ class RelevanceEvaluator:
             self._metrics,
             relevance_level=self._level,
             judged_only=self._judged_only,
+            _warn_levels=False,  # pytrec_eval says nothing about unreached levels
         )
         values = res.values[[qindex[q] for q in qids]]
         if res.metrics != self._metrics:  # columns in our order, whatever evaluate did

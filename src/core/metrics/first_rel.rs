@@ -19,6 +19,13 @@ pub fn first_rel_rank(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     }
 }
 
+/// Whether `value`, the `first_rel_rank` of `q` at cutoff `k`, is the
+/// convention for "no relevant document in the top k": a found rank is at most
+/// the depth scored, the convention is one past `k` (or past the ranking).
+pub fn is_miss(q: &Query<'_>, k: Option<usize>, value: f64) -> bool {
+    value > q.depth(k) as f64
+}
+
 pub fn fallout(q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
     let nonrel = |l: f64| l >= 0.0 && !is_rel(l, level);
     let n = q.judged.iter().filter(|&&l| nonrel(l)).count();

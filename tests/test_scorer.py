@@ -1,0 +1,409 @@
+"""The RAG entry points: `Scorer`, graded labels, empty / duplicate / miss policies,
+result spellings, `score_labels`, `score_frame(semantics=...)`.
+
+1. ``relevance_level="positive"`` everywhere a level is taken, both backends, and
+   the RanklensWarning when no label reaches the level.
+2. The Scorer against ``evaluate(backend="python")`` (the reference backend) on
+   random samples: ids, graded dicts, groups, scored dicts with ties.
+3. ``empty=``, ``duplicates=``, ``miss=`` and ``mean_rank``.
+4. Any spelling finds a metric in ``score``, ``score_batch`` and ``evaluate``.
+5. ``score_labels`` and ``score_frame`` by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import ranklens
+from ranklens import Qrels, RanklensInputError, RanklensWarning, Scorer
+
+log2 = math.log2
+TOL = 1e-12
+
+
+# ---------------------------------------------------------------------------
+# 1. Graded labels
+# ---------------------------------------------------------------------------
+
+
+def test_warning_class():
+    assert issubclass(RanklensWarning, UserWarning)
+    assert ranklens.errors.RanklensWarning is RanklensWarning
+
+
+@pytest.mark.parametrize("backend", ["rust", "python"])
+def test_positive_level_counts_every_label_above_zero(backend):
+    # LLM-judge labels: d1 0.37, d2 0 (judged non-relevant), d3 0.8.
+    qrels = {"q": {"d1": 0.37, "d2": 0.0, "d3": 0.8}}
+    run = {"q": ["d2", "d1", "x", "d3"]}
+    ms = ["P@2", "recall@4", "mrr", "map", "hit_rate@1", "P(rel=positive)@4"]
+    res = ranklens.evaluate(qrels, run, ms, relevance_level="positive", backend=backend)
+    assert res["P@2"] == 0.5  # d1 at rank 2
+    assert res["recall@4"] == 1.0  # d1 and d3 of R = 2
+    assert res["mrr"] == 0.5
+    assert res["map"] == pytest.approx((1 / 2 + 2 / 4) / 2, abs=TOL)  # AP over R = 2
+    assert res["hit_rate@1"] == 0.0
+    assert res["precision(rel=positive)@4"] == 0.5
+    # the per-metric level alone: the evaluation's level stays 1 for the others
+    with pytest.warns(RanklensWarning):
+        res = ranklens.evaluate(qrels, run, ["P(rel=positive)@4", "P@4"], backend=backend)
+    assert res.to_dict() == {"precision(rel=positive)@4": 0.5, "precision@4": 0.0}
+
+
+def test_positive_level_is_the_smallest_double():
+    assert ranklens._checks.POSITIVE_LEVEL == 5e-324
+    m = ranklens.parse_metric("P(rel=positive)@5")
+    assert m.rel == 5e-324 and m.name == "precision(rel=positive)@5"
+    assert ranklens.parse_metric(m.name) == m
+    assert ranklens.parse_metric(ranklens.Metric("precision", 5, "positive")) == m
+    with pytest.raises(RanklensInputError, match="'positive'"):
+        ranklens.evaluate({"q": {"a": 1}}, {"q": ["a"]}, "P@1", relevance_level="high")
+
+
+def test_warning_when_no_label_reaches_the_level():
+    qrels = {"q": {"d1": 0.37, "d2": 0.8}}
+    run = {"q": ["d1"]}
+    with pytest.warns(RanklensWarning, match=r"relevance_level='positive'.*") as rec:
+        ranklens.evaluate(qrels, run, ["P@1", "ndcg"])
+    assert "largest is 0.8" in str(rec[0].message)
+    assert "precision@1" in str(rec[0].message)
+    with pytest.warns(RanklensWarning, match="largest is 0.37"):
+        ranklens.score(["d1"], {"d1": 0.37}, "mrr", relevance_level=1)
+    with pytest.warns(RanklensWarning):
+        ranklens.score_batch([["d1"]], [{"d1": 0.37}], "mrr", relevance_level=1)
+    with pytest.warns(RanklensWarning):
+        Scorer("recall", relevance_level=0.5)(["a"], {"a": 0.25})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # nothing to warn about: the level is reached, labels are all 0, only
+        # graded metrics, a metric with its own level, or the default "positive"
+        ranklens.evaluate({"q": {"a": 2, "b": 0.5}}, run, "P@1")
+        ranklens.evaluate({"q": {"a": 0}}, run, "P@1")
+        ranklens.evaluate(qrels, run, ["ndcg", "dcg@2"])
+        ranklens.evaluate(qrels, run, ["P(rel=0.5)@1"])
+        assert ranklens.score(["d1"], {"d1": 0.37}, "mrr") == {"mrr": 1.0}
+
+
+def test_cli_accepts_positive(tmp_path, capsys):
+    from ranklens.cli import main
+
+    (tmp_path / "qrels").write_text("q 0 a 0.4\nq 0 b 0\n")
+    (tmp_path / "run").write_text("q Q0 b 1 2 t\nq Q0 a 2 1 t\n")
+    main([str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "mrr", "-l", "positive"])
+    out = capsys.readouterr().out
+    assert "0.5000" in out  # a (0.4 > 0) at rank 2
+
+
+# ---------------------------------------------------------------------------
+# 2. The Scorer agrees with the reference backend
+# ---------------------------------------------------------------------------
+
+METRICS = [
+    "P@1,3,5",
+    "recall@3,10",
+    "mrr",
+    "map",
+    "ndcg@3,10",
+    "ndcg",
+    "hit_rate@3",
+    "hits@5",
+    "bpref",
+    "r_precision",
+    "first_rel_rank@5",
+    "first_rel_rank",
+    "err@5",
+    "rbp",
+    "num_rel",
+    "num_rel_ret",
+    "fallout@5",
+    "P(rel=2)@5",
+]
+
+
+def _random_samples(seed: int, n: int):
+    rng = np.random.default_rng(seed)
+    retrieved, relevant = [], []
+    for i in range(n):
+        docs = [f"d{j}" for j in rng.permutation(15)]
+        ret = docs[: rng.integers(0, 12)]
+        kind = i % 4
+        if kind == 0:  # relevant ids
+            rel = [docs[j] for j in rng.permutation(15)[: rng.integers(1, 5)]]
+        elif kind == 1:  # graded labels, some 0, some fractional
+            rel = {docs[j]: float(rng.choice([0, 0.5, 1, 2, 3])) for j in rng.permutation(15)[:6]}
+        elif kind == 2:  # groups of interchangeable documents
+            pool = [docs[j] for j in rng.permutation(15)[:6]]
+            cut = sorted(rng.choice(np.arange(1, 6), size=2, replace=False))
+            rel = [pool[: cut[0]], pool[cut[0] : cut[1]], pool[cut[1]]]
+        else:  # a scored retrieved dict, with ties
+            rel = [docs[j] for j in rng.permutation(15)[:3]]
+            ret = {d: float(rng.integers(0, 3)) for d in ret}
+        retrieved.append(ret)
+        relevant.append(rel)
+    return retrieved, relevant
+
+
+def _reference(retrieved, relevant, metrics, level):
+    """evaluate(backend="python") with row i as query i."""
+    qids = [f"{i:04d}" for i in range(len(retrieved))]
+    groups = {}
+    for q, rel in zip(qids, relevant):
+        if isinstance(rel, dict):
+            groups[q] = [[d] for d in rel]
+        else:
+            groups[q] = [[g] if isinstance(g, str) else g for g in rel]
+    labels = {
+        q: ([float(v) for v in rel.values()] if isinstance(rel, dict) else None)
+        for q, rel in zip(qids, relevant)
+    }
+    qrels = Qrels.from_groups(groups, labels=labels)
+    run = {}
+    for q, ret in zip(qids, retrieved):
+        if isinstance(ret, dict):
+            run[q] = ret
+        else:
+            run[q] = {d: float(len(ret) - i) for i, d in enumerate(ret)}
+    return ranklens.evaluate(qrels, run, metrics, relevance_level=level, backend="python")
+
+
+@pytest.mark.parametrize("level", ["positive", 1, 2])
+def test_scorer_matches_the_reference_backend(level):
+    retrieved, relevant = _random_samples(11, 120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RanklensWarning)
+        scorer = Scorer(METRICS, relevance_level=level)
+        batch = scorer.batch(retrieved, relevant)
+        ref = _reference(retrieved, relevant, METRICS, level)
+        one = [scorer(r, g) for r, g in zip(retrieved, relevant)]
+    for j, m in enumerate(ref.metrics):
+        want = ref.values[:, j]
+        if m.family == "err":
+            # err's automatic gmax is the largest label of the input: the batch's
+            # (as the reference on all rows), not each sample's alone.
+            np.testing.assert_allclose(batch[m.name], want, rtol=0, atol=TOL)
+            continue
+        np.testing.assert_allclose(batch[m.name], want, rtol=0, atol=TOL, err_msg=m.name)
+        np.testing.assert_allclose([s[m.name] for s in one], want, rtol=0, atol=TOL)
+
+
+def test_scorer_parses_once_and_reports_names():
+    scorer = Scorer(["P@5", "ndcg"], k=[3])
+    assert scorer.names == ["precision@5", "ndcg@3"]
+    assert repr(scorer) == "Scorer(['precision@5', 'ndcg@3'])"
+    with pytest.raises(ranklens.UnknownMetricError):
+        Scorer(["P@5", "nope"])
+    for bad in ({"empty": "drop"}, {"duplicates": "last"}, {"miss": 0}):
+        with pytest.raises(RanklensInputError):
+            Scorer("P@5", **bad)
+
+
+def test_score_and_score_batch_use_the_scorer():
+    # score_batch of the worked example: groups {t1, t2}, {t3}; t1 at rank 1.
+    gt = [["t1", "t2"], ["t3"]]
+    ret = ["t1", "p1", "t2", "p3"]
+    assert ranklens.score(ret, gt, ["recall@4", "P@4", "mrr"]) == {
+        "recall@4": 0.5,
+        "precision@4": 0.25,
+        "mrr": 1.0,
+    }
+    out = ranklens.score_batch([ret, ["t3"]], [gt, gt], "recall@4")
+    assert out["recall@4"].tolist() == [0.5, 0.5]
+    assert out.mean() == {"recall@4": 0.5}
+
+
+# ---------------------------------------------------------------------------
+# 3. Policies
+# ---------------------------------------------------------------------------
+
+
+def test_empty_policies_in_score_batch():
+    retrieved = [["a"], None, [], ["b"], ["a"]]
+    relevant = [["a"], ["a"], ["a"], None, []]
+    # rows 1, 2: nothing retrieved; rows 3, 4: no ground truth
+    zero = ranklens.score_batch(retrieved, relevant, ["recall", "num_rel"])
+    assert zero["recall"].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert zero["num_rel"].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert zero.mean()["recall"] == 0.2
+    nan = ranklens.score_batch(retrieved, relevant, "recall", empty="nan")
+    assert nan["recall"][0] == 1.0 and np.isnan(nan["recall"][1:]).all()
+    assert math.isnan(nan.mean()["recall"]) and nan.skipped.tolist() == []
+    skip = ranklens.score_batch(retrieved, relevant, "recall", empty="skip")
+    assert skip.skipped.tolist() == [1, 2, 3, 4]
+    assert skip.mean() == {"recall": 1.0}  # only row 0 counts
+    one = ranklens.score(None, ["a"], "recall", empty="nan")
+    assert math.isnan(one["recall"])
+
+
+@pytest.mark.parametrize("backend", ["rust", "python"])
+def test_empty_policies_in_evaluate(backend):
+    # q1 found at rank 1; q2 has no group; q3 is missing from the run.
+    qrels = Qrels.from_groups({"q1": [["a"]], "q2": [], "q3": [["c"]]})
+    run = {"q1": ["a"], "q2": ["b"]}
+    zero = ranklens.evaluate(qrels, run, "recall", backend=backend)
+    assert zero["recall"] == pytest.approx(1 / 3, abs=TOL)
+    nan = ranklens.evaluate(qrels, run, "recall", backend=backend, empty="nan")
+    assert math.isnan(nan["recall"])
+    skip = ranklens.evaluate(qrels, run, "recall", backend=backend, empty="skip")
+    assert skip["recall"] == 1.0 and skip.skipped_queries == ["q2", "q3"]
+    assert math.isnan(skip.per_query("recall")["q2"])
+    with pytest.raises(RanklensInputError, match="empty must be"):
+        ranklens.evaluate(qrels, run, "recall", empty="drop")
+
+
+def test_missing_cells_in_frames():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(
+        {"retrieved_ids": [["a", "b"], np.nan, ["a"]], "retrieval_gt": [[["b"]], [["a"]], None]},
+        index=["x", "y", "z"],
+    )
+    out = ranklens.score_frame(df, metrics=["mrr"], semantics="trec", empty="skip")
+    assert out["mrr"].iloc[0] == 0.5
+    assert out["mrr"].iloc[1:].isna().all()
+    assert out.attrs["skipped"] == ["y", "z"]
+    with pytest.raises(RanklensInputError, match=r"row 0: .*a missing cell is None or NaN"):
+        ranklens.score_batch([1.5], [["a"]], "mrr")
+
+
+def test_duplicates():
+    with pytest.raises(RanklensInputError, match=r'"a" is retrieved twice \(ranks 1 and 3\)'):
+        ranklens.score(["a", "b", "a"], ["a"], "P@3")
+    # first: the second "a" is dropped, the list closes up to a, b
+    got = ranklens.score(["a", "b", "a"], ["a", "c"], ["P@3", "num_ret"], duplicates="first")
+    assert got == {"precision@3": 1 / 3, "num_ret": 2.0}
+    # an id in two groups: a message about groups, everywhere
+    with pytest.raises(RanklensInputError, match="in groups 0 and 1"):
+        ranklens.score(["a"], [["a", "b"], ["a"]], "P@1")
+    with pytest.raises(RanklensInputError, match=r"row 1: .*in groups 0 and 2"):
+        ranklens.score_batch([["a"], ["a"]], [["a"], [["a"], "b", ["c", "a"]]], "P@1")
+    with pytest.raises(RanklensInputError, match="'q': document 'a' is in groups 0 and 1"):
+        Qrels.from_groups({"q": [["a", "b"], ["a"]]})
+    with pytest.raises(RanklensInputError, match="listed twice in group 0"):
+        ranklens.score(["a"], [["a", "a"]], "P@1")
+
+
+def test_miss_and_mean_rank():
+    assert ranklens.parse_metric("mean_rank@3") == ranklens.parse_metric("first_rel_rank@3")
+    rows = [["x", "a"], ["x", "y", "z"], ["a"]]
+    gt = [["a"], ["a"], ["a"]]
+    kplus1 = ranklens.score_batch(rows, gt, ["mean_rank@3", "mean_rank"])
+    # a miss is k + 1 = 4 with a cutoff, and the list length + 1 = 4 without
+    assert kplus1["first_rel_rank@3"].tolist() == [2.0, 4.0, 1.0]
+    assert kplus1["first_rel_rank"].tolist() == [2.0, 4.0, 1.0]
+    none = ranklens.score_batch(rows, gt, ["mean_rank@3", "mrr"], miss=None)
+    assert np.isnan(none["first_rel_rank@3"][1])
+    # the mean rank over samples with a hit: (2 + 1) / 2; mrr unaffected
+    assert none.mean() == {"first_rel_rank@3": 1.5, "mrr": pytest.approx(0.5, abs=TOL)}
+    assert math.isnan(
+        ranklens.score(["x"], ["a"], "first_rel_rank@2", miss=None)["first_rel_rank@2"]
+    )
+
+
+# ---------------------------------------------------------------------------
+# 4. Spellings
+# ---------------------------------------------------------------------------
+
+
+def test_any_spelling_finds_a_metric():
+    one = ranklens.score(["a", "b", "c"], ["b"], ["P@3", "ndcg@3"])
+    for name in ("P@3", "precision@3", "P_3", "P.3"):
+        assert one[name] == 1 / 3 and name in one
+    assert one.get("nDCG@3") == pytest.approx(1 / log2(3), abs=TOL)
+    assert one.get("P@5") is None and "P@5" not in one and 3 not in one
+    with pytest.raises(KeyError, match="'P@5' was not computed"):
+        one["P@5"]
+    assert list(one) == ["precision@3", "ndcg@3"]
+    batch = ranklens.score_batch([["a"]], [["a"]], "P@3")
+    assert batch["P_3"].tolist() == [1 / 3]
+    res = ranklens.evaluate({"q": {"a": 1}}, {"q": ["a"]}, "P@3")
+    assert res["P_3"] == res.to_dict()["precision@3"] == res.to_dict()["P.3"]
+
+
+# ---------------------------------------------------------------------------
+# 5. score_labels, score_frame
+# ---------------------------------------------------------------------------
+
+
+def test_score_labels_by_hand():
+    got = ranklens.score_labels([3, 2, 3, 0, 1], ["P@3", "mrr", "ndcg@5", "recall@2", "map"])
+    assert got["precision@3"] == 1.0  # labels 3, 2, 3 are all > 0
+    assert got["mrr"] == 1.0
+    # DCG: 3/1 + 2/log2(3) + 3/2 + 0 + 1/log2(6); ideal 3, 3, 2, 1, 0:
+    # 3 + 3/log2(3) + 2/2 + 1/log2(5).
+    dcg = 3 + 2 / log2(3) + 3 / 2 + 1 / log2(6)
+    idcg = 3 + 3 / log2(3) + 1 + 1 / log2(5)
+    assert got["ndcg@5"] == pytest.approx(dcg / idcg, abs=TOL)
+    assert got["recall@2"] == 0.5  # 2 of the 4 positive labels
+    # AP: relevant at ranks 1, 2, 3, 5: (1 + 1 + 1 + 4/5) / 4
+    assert got["map"] == pytest.approx((3 + 4 / 5) / 4, abs=TOL)
+    # a level of 3: only the two 3s
+    assert ranklens.score_labels([3, 2, 3], "P@3", relevance_level=3)["P@3"] == 2 / 3
+
+
+def test_score_frame_semantics():
+    pd = pytest.importorskip("pandas")
+    from ranklens.compat import autorag
+
+    df = pd.DataFrame(
+        {
+            "retrieved_ids": [["t1", "p1", "t3"], ["x"]],
+            "retrieval_gt": [[["t1", "t2"], ["t3"]], [["x"]]],
+        }
+    )
+    with pytest.warns(RanklensWarning, match="semantics="):
+        trec = ranklens.score_frame(df, metrics=["mrr"])
+    # trec: 1 / rank of the first satisfied group
+    assert trec["mrr"].tolist() == [1.0, 1.0]
+    auto = ranklens.score_frame(df, semantics="autorag")
+    assert list(auto.columns) == ["recall", "precision", "f1", "mrr", "map", "ndcg"]
+    # AutoRAG: mean over groups of 1 / rank of its first member: (1/1 + 1/3) / 2
+    assert auto["mrr"].tolist() == [pytest.approx((1 + 1 / 3) / 2, abs=TOL), 1.0]
+    want = autorag.retrieval_mrr(df["retrieval_gt"].tolist(), df["retrieved_ids"].tolist())
+    assert auto["mrr"].tolist() == want
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ranklens.score_frame(df, metrics=["mrr"], semantics="trec")
+    with pytest.raises(RanklensInputError, match="semantics must be"):
+        ranklens.score_frame(df, semantics="ragas")
+    with pytest.raises(ranklens.UnknownMetricError, match="unknown AutoRAG metric"):
+        ranklens.score_frame(df, metrics=["bpref"], semantics="autorag")
+
+
+def test_score_keeps_one_scorer_per_argument_set():
+    from ranklens import _score
+
+    names = ["P@1", "mrr"]
+    first = ranklens.score(["a"], ["a"], names)
+    assert ranklens.score(["b", "a"], ["a"], names) == {"precision@1": 0.0, "mrr": 0.5}
+    assert ranklens.score(["a"], ["a"], (n for n in names)) == first  # a generator
+    key_count = len(_score._SCORERS)
+    ranklens.score(["a"], ["a"], names)
+    assert len(_score._SCORERS) == key_count  # reused, not rebuilt
+    # values equal to cached ones but invalid are still checked
+    ranklens.score(["a"], ["a"], "P", k=1)
+    with pytest.raises(RanklensInputError, match="k must be positive"):
+        ranklens.score(["a"], ["a"], "P", k=True)
+    with pytest.raises(RanklensInputError, match="relevance_level must be"):
+        ranklens.score(["a"], ["a"], "P@1", relevance_level=True)
+
+
+def test_pytrec_eval_drop_in_stays_silent():
+    from ranklens.compat import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"P_1"}, relevance_level=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pytrec_eval warns about nothing: nor does its drop-in
+        assert evaluator.evaluate({"q": {"a": 1.0}}) == {"q": {"P_1": 0.0}}
+
+
+def test_err_gmax_is_the_largest_label_of_the_input():
+    # One sample, labels a 1, b 2: gmax = 2, R(1) = (2 - 1) / 4, R(2) = (4 - 1) / 4;
+    # err@2 = R(1) / 1 + (1 - R(1)) * R(2) / 2 = 0.25 + 0.75 * 0.75 / 2 = 0.53125.
+    assert ranklens.score(["a", "b"], {"a": 1, "b": 2}, "err@2") == {"err@2": 0.53125}
+    # In a batch with a label 3 elsewhere, gmax = 3 for every row: R(1) = 1/8,
+    # R(2) = 3/8; err@2 = 1/8 + (7/8) * (3/8) / 2 = 0.125 + 0.1640625 = 0.2890625.
+    out = ranklens.score_batch([["a", "b"], ["c"]], [{"a": 1, "b": 2}, {"c": 3}], "err@2")
+    assert out["err@2"].tolist() == [0.2890625, 7 / 8]
