@@ -58,6 +58,7 @@
 //! same peak and ~30 ms.
 
 use crate::core::error::{show, Error, Result};
+use crate::core::pool;
 use crate::core::vocab::{Interner, OwnedVocab, Vocab};
 use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
@@ -299,7 +300,13 @@ impl Builder {
         self.row(q, doc, value)
     }
 
+    /// Group, rank and check the rows (in parallel, on the pool of
+    /// [`crate::core::pool`] unless already on a pool's thread).
     pub fn finish(self) -> Result<Encoded> {
+        pool::install(move || self.finish_here()).map_err(Error::InvalidInput)?
+    }
+
+    fn finish_here(self) -> Result<Encoded> {
         let Builder {
             kind,
             queries,

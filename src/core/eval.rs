@@ -18,6 +18,7 @@ use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
 use crate::core::metrics::query::{PrefixBuf, Query, TieGroups};
 use crate::core::metrics::{expected, MetricSpec};
+use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
 use rayon::prelude::*;
 
@@ -524,7 +525,8 @@ fn snake_case(camel: &str) -> String {
 }
 
 /// Run `f` on `threads` threads (`None`: the `RANKLENS_NUM_THREADS`
-/// environment variable if set, else rayon's global pool, one per core).
+/// environment variable if set, else the default pool of [`pool`], one thread
+/// per core, which a forked child makes again).
 pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> Result<R> {
     let n = match threads {
         Some(n) => Some(n),
@@ -546,7 +548,7 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
                 .map_err(|e| Error::InvalidInput(format!("cannot start {n} threads: {e}")))?;
             Ok(pool.install(f))
         }
-        None => Ok(f()),
+        None => pool::install(f).map_err(Error::InvalidInput),
     }
 }
 

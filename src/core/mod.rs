@@ -7,6 +7,7 @@
 //!   parallel loop over queries;
 //! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
+//! * `pool`    — the thread pool of the parallel steps, made again after a `fork`;
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
 //! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
 //!   token overlap between passages (`autorag/tokens.rs`).
@@ -18,6 +19,7 @@ pub mod error;
 pub mod eval;
 pub mod join;
 pub mod metrics;
+pub mod pool;
 pub mod stats;
 pub mod stream;
 pub mod trec;
