@@ -10,13 +10,17 @@ argument.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from ranklens.errors import RanklensInputError
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "check_level",
     "check_max_docs",
+    "check_max_line",
+    "check_path",
     "check_score_precision",
     "check_threads",
     "positive_int",
@@ -51,6 +55,33 @@ def check_threads(threads: Any) -> int | None:
 
 def check_max_docs(max_docs: Any) -> None:
     positive_int(max_docs, "max_docs", none_ok=True)
+
+
+#: The longest line a TREC file may hold by default, in bytes (1 MiB): TREC
+#: lines are a few dozen bytes, and the limit bounds the memory a file in
+#: another format, or a hostile one (a gzip bomb without a newline), can take.
+MAX_LINE_BYTES = 1 << 20
+
+
+def check_max_line(max_line_bytes: Any) -> int:
+    return positive_int(max_line_bytes, "max_line_bytes")
+
+
+def check_path(path: Any, name: str = "path") -> str:
+    """``path`` (a ``str``, ``bytes`` or ``os.PathLike``) as the UTF-8 ``str``
+    the Rust core opens; else a :class:`RanklensInputError` naming the argument."""
+    try:
+        p = os.fspath(path)
+    except TypeError:
+        raise RanklensInputError(
+            f"{name} must be a str, bytes or os.PathLike, got {type(path).__name__}"
+        ) from None
+    try:
+        text = p.decode("utf-8") if isinstance(p, bytes) else p
+        text.encode("utf-8")
+    except UnicodeError:
+        raise RanklensInputError(f"{name} {p!r} is not valid UTF-8") from None
+    return text
 
 
 def check_score_precision(score_precision: str) -> bool:

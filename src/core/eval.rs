@@ -13,6 +13,7 @@
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
+use crate::core::cancel::Cancel;
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
@@ -139,7 +140,7 @@ impl Ties {
 }
 
 /// How a query's ranking is read (trec_eval's `-l`, `-J`, `-M`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Default relevance level: a label `>= level` is relevant.
     pub level: f64,
@@ -150,6 +151,8 @@ pub struct Options {
     pub max_docs: Option<usize>,
     /// Order of documents with equal scores.
     pub ties: Ties,
+    /// Checked before each query: set, the call stops with `Error::Interrupted`.
+    pub cancel: Cancel,
 }
 
 impl Options {
@@ -159,6 +162,7 @@ impl Options {
             judged_only: false,
             max_docs: None,
             ties: Ties::Trec,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -259,6 +263,7 @@ pub fn evaluate_into(
         .par_chunks_mut(nm)
         .enumerate()
         .try_for_each_init(Scratch::default, |s, (qi, out)| {
+            opts.cancel.check()?;
             let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
             score_query(s, qrels, run, qi, rq, &metrics, opts, out)
         })?;
@@ -323,6 +328,7 @@ pub fn evaluate_pairs(
         .par_chunks_mut(nm)
         .zip(pairs.par_iter())
         .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
+            opts.cancel.check()?;
             score_query(s, qrels, run, qi, rq, metrics, opts, out)
         })?;
     Ok(values)
@@ -762,5 +768,21 @@ mod tests {
             2
         );
         assert!(with_threads(Some(0), || 0).is_err());
+    }
+
+    #[test]
+    fn a_set_flag_stops_the_evaluation() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        qb.push(b"q1", b"a", 1.0).unwrap();
+        let q = qb.finish().unwrap();
+        let mut opts = Options::new(1.0);
+        opts.cancel = Cancel::new();
+        let metrics = [spec("map", None)];
+        assert!(evaluate(&side(&q), &side(&q), &metrics, &opts).is_ok());
+        opts.cancel.cancel();
+        assert_eq!(
+            evaluate(&side(&q), &side(&q), &metrics, &opts).err(),
+            Some(Error::Interrupted)
+        );
     }
 }

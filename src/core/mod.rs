@@ -8,11 +8,13 @@
 //! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
 //! * `pool`    — the thread pool of the parallel steps, made again after a `fork`;
+//! * `cancel`  — a flag the caller sets to stop a long call (Ctrl-C);
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
 //! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
 //!   token overlap between passages (`autorag/tokens.rs`).
 
 pub mod autorag;
+pub mod cancel;
 pub mod columns;
 pub mod encode;
 pub mod error;
