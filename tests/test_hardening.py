@@ -341,3 +341,44 @@ def test_the_first_error_in_file_order_is_reported(tmp_path):
     assert str(e.value) == (
         f'{r}:3: query "q1": document "a" is listed more than once (first on line 1)'
     )
+
+
+# -- 10. values past the largest float -------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["rust", "python"])
+def test_a_gain_past_the_largest_float_is_the_same_error_in_both_backends(backend):
+    from ranklens.errors import RanklensInputError
+
+    # ndcg_burges's gain 2^label - 1 and err's 2^label overflow from label 1024 on.
+    for metric in ["ndcg_burges", "err"]:
+        with pytest.raises(RanklensInputError, match=f'query "q", metric {metric}: the value'):
+            evaluate({"q": {"a": 1024}}, {"q": {"a": 1.0}}, metric, backend=backend)
+    # A sum past 1.8e308: dcg's linear gains 1e308 at ranks 1, 2, 3 add up to
+    # 1e308 (1 + 1/log2(3) + 1/2) = 2.13e308.
+    q3 = {"q": {"a": 1e308, "b": 1e308, "c": 1e308}}
+    r3 = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    with pytest.raises(RanklensInputError, match='query "q", metric dcg: the value'):
+        evaluate(q3, r3, "dcg", backend=backend)
+    # Label 1023 is fine: the one document is ranked first, ndcg = 1.
+    res = evaluate({"q": {"a": 1023}}, {"q": {"a": 1.0}}, "ndcg_burges", backend=backend)
+    assert res["ndcg_burges"] == 1.0
+
+
+def test_cli_json_never_holds_nan_or_infinity(tmp_path, capsys):
+    import json
+
+    from ranklens.cli import main
+
+    # dcg of a label of 1e308 at rank 1 is 1e308 per query (log2(2) = 1); the
+    # mean adds the two first, as trec_eval does: 2e308 is past the largest
+    # float, so the mean is infinite, written as null.
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 1e308\nq2 0 a 1e308\n")
+    r.write_text("q1 0 a 1 1.0 t\nq2 0 a 1 1.0 t\n")
+    assert main([str(q), str(r), "-m", "dcg", "--format", "json", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    doc = json.loads(text)
+    assert doc[0]["aggregate"]["dcg"] is None
+    assert doc[0]["per_query"]["dcg"] == {"q1": 1e308, "q2": 1e308}

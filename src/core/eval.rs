@@ -265,7 +265,8 @@ pub fn evaluate_into(
         .try_for_each_init(Scratch::default, |s, (qi, out)| {
             opts.cancel.check()?;
             let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
-            score_query(s, qrels, run, qi, rq, &metrics, opts, out)
+            score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
+            check_finite(qrels, qi, &metrics, out)
         })?;
     Ok((run_index, run_only))
 }
@@ -329,10 +330,36 @@ pub fn evaluate_pairs(
         .zip(pairs.par_iter())
         .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
             opts.cancel.check()?;
-            score_query(s, qrels, run, qi, rq, metrics, opts, out)
+            score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
+            check_finite(qrels, qi, metrics, out)
         })?;
     Ok(values)
 }
+
+/// Every value of qrels query `qi` is finite: a value past the largest float
+/// (a gain `2^label` for a label of 1024 or more, a sum past 1.8e308) is an
+/// error naming the query and the metric, never a NaN or an infinity in the
+/// results (the reference backend raises the same error).
+fn check_finite(qrels: &Side<'_>, qi: usize, metrics: &[MetricSpec], out: &[f64]) -> Result<()> {
+    match out.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(j) => {
+            let m = &metrics[j];
+            let mut name = snake_case(&format!("{:?}", m.family));
+            if let Some(k) = m.k {
+                name.push_str(&format!("@{k}"));
+            }
+            Err(Error::InvalidInput(format!(
+                "query {:?}, metric {name}: {OVERFLOW}",
+                show(qrels.queries.get(qi))
+            )))
+        }
+    }
+}
+
+/// Why a value is not finite (the message of [`check_finite`]).
+pub const OVERFLOW: &str = "the value is past the largest float (1.8e308): a label too large for \
+                            its gain (2^label overflows from 1024 on) or a sum of gains past it";
 
 /// Score qrels query `qi` against run query `rq` (`None`: missing from the
 /// run, an empty ranking) on every metric, into `out`.
@@ -784,5 +811,28 @@ mod tests {
             evaluate(&side(&q), &side(&q), &metrics, &opts).err(),
             Some(Error::Interrupted)
         );
+    }
+
+    #[test]
+    fn a_value_past_the_largest_float_is_an_error() {
+        // ndcg_burges of one document labelled `label`, ranked first.
+        let score = |label: f64| {
+            let mut qb = Builder::new(Kind::Qrels, false);
+            qb.push(b"q1", b"a", label).unwrap();
+            let q = qb.finish().unwrap();
+            let mut rb = Builder::new(Kind::Run, false);
+            rb.push(b"q1", b"a", 1.0).unwrap();
+            let r = rb.finish().unwrap();
+            let metrics = [spec("ndcg_burges", None)];
+            evaluate(&side(&q), &side(&r), &metrics, &Options::new(1.0)).map(|e| e.values)
+        };
+        // 2^1024 overflows: the gain of a label of 1024.
+        let e = score(1024.0);
+        assert!(
+            matches!(&e, Err(Error::InvalidInput(m)) if m.starts_with("query \"q1\", metric ndcg_burges: the value is past")),
+            "{e:?}"
+        );
+        // 1023 is fine: 2^1023 - 1 is finite, and the ranking is ideal.
+        assert_eq!(score(1023.0), Ok(vec![1.0]));
     }
 }

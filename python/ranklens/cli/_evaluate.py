@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import sys
 
@@ -91,6 +92,18 @@ def _rows(results: list[tuple[str, Results]], per_query: bool) -> list[tuple[str
     return rows
 
 
+def _json(doc: object) -> object:
+    """``doc`` with every float that is not finite as ``None`` (``null``): JSON has
+    no NaN or infinity (a mean over queries may still pass the largest float)."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: _json(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [_json(v) for v in doc]
+    return doc
+
+
 def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> str:
     if fmt == "json":
         doc = []
@@ -99,11 +112,11 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
             if per_query:
                 entry["per_query"] = {m.name: res.per_query(m) for m in res.metrics}
             doc.append(entry)
-        return json.dumps(doc, indent=2)
+        return json.dumps(_json(doc), indent=2, allow_nan=False)
     header = ("run", "metric", "query", "value")
     if fmt == "jsonl":
         raw = _rows(results, per_query)
-        return "\n".join(json.dumps(dict(zip(header, r))) for r in raw)
+        return "\n".join(json.dumps(_json(dict(zip(header, r))), allow_nan=False) for r in raw)
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
