@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -382,3 +383,89 @@ def test_cli_json_never_holds_nan_or_infinity(tmp_path, capsys):
     doc = json.loads(text)
     assert doc[0]["aggregate"]["dcg"] is None
     assert doc[0]["per_query"]["dcg"] == {"q1": 1e308, "q2": 1e308}
+
+
+# -- 13. parameter ranges --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("rbp(p=2)", "rbp parameter p must be in [0, 1), got 2"),
+        ("rbp(p=-0.5)", "rbp parameter p must be in [0, 1), got -0.5"),
+        ("rbp_resid(p=1)", "rbp_resid parameter p must be in [0, 1), got 1"),
+        ("iprec_at_recall_1.5", "iprec_at_recall parameter recall must be in [0, 1], got 1.5"),
+        ("Rprec_mult_-1", "rprec_mult parameter mult must be in (0, inf), got -1"),
+        ("set_F.-1", "set_f parameter beta must be in [0, inf), got -1"),
+        ("err(gmax=-2)", "err parameter gmax must be in [0, inf), got -2"),
+    ],
+)
+def test_out_of_range_parameters_are_unknown_metrics(name, why):
+    from ranklens import parse_metric
+    from ranklens.errors import UnknownMetricError
+
+    with pytest.raises(UnknownMetricError, match=re.escape(why)):
+        parse_metric(name)
+
+
+def test_parameters_at_the_ends_of_their_ranges_are_accepted():
+    from ranklens import parse_metric
+
+    for name in ["rbp(p=0)", "iprec_at_recall_0", "iprec_at_recall_1", "set_F.0", "err(gmax=0)"]:
+        parse_metric(name)
+
+
+# -- 15. messages ----------------------------------------------------------------------
+
+Q = {"q": {"a": 1}}
+R = {"q": {"a": 1.0}}
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "why"),
+    [
+        (lambda: evaluate(Q, R, "ndcg@99999999999999999999"), "UnknownMetricError", "cutoff"),
+        (lambda: evaluate(Q, R, "ndcg@5 10"), "UnknownMetricError", "cutoff '5 10'"),
+        (lambda: evaluate(Q, R, None), "UnknownMetricError", "metrics must be"),
+        (lambda: evaluate(Q, R, "map", threads=10**30), "RanklensInputError", "threads"),
+        (lambda: evaluate(Q, R, "map", relevance_level=10**400), "RanklensInputError", "level"),
+        (lambda: evaluate(Q, R, "map", ties=None), "RanklensInputError", "ties"),
+        (lambda: Run.from_trec(123), "RanklensInputError", "path must be"),
+        (lambda: Run.from_trec("/no/such\udc80"), "RanklensInputError", "not valid UTF-8"),
+        (lambda: Qrels.from_trec(b"/no/such\xff"), "RanklensInputError", "not valid UTF-8"),
+    ],
+)
+def test_bad_arguments_are_ranklens_errors_naming_them(call, error, why):
+    import ranklens.errors
+
+    with pytest.raises(getattr(ranklens.errors, error)) as e:
+        call()
+    assert why in str(e.value)
+
+
+def test_a_bytes_path_is_read():
+    assert Qrels.from_trec(os.fsencode(DATA / "qrels.test")).query_ids
+
+
+# -- 16. CLI exit codes and one-line messages ------------------------------------------
+
+
+def test_cli_option_errors_are_usage_errors(capsys):
+    from ranklens.cli import main
+
+    qrels, run = str(DATA / "qrels.test"), str(DATA / "results.test")
+    for extra in (["-m", "foo"], ["-l", "nan"], ["--threads", "0"], ["--chunk-rows", "0"]):
+        code = main([qrels, run, *extra])
+        out, err = capsys.readouterr()
+        assert (code, out, err.count("\n")) == (2, "", 1), (extra, err)
+
+
+@pytest.mark.parametrize("redirect", ["> /dev/full", ">&-"])
+def test_cli_output_that_cannot_be_written_is_one_line(redirect):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    qrels, run = str(DATA / "qrels.test"), str(DATA / "results.test")
+    cmd = f"{sys.executable} -m ranklens.cli {qrels} {run} -m map {redirect}"
+    p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.count("\n") == 1 and "cannot write the output" in p.stderr, p.stderr

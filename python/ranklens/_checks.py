@@ -23,6 +23,7 @@ __all__ = [
     "check_path",
     "check_score_precision",
     "check_threads",
+    "check_ties",
     "positive_int",
 ]
 
@@ -32,25 +33,46 @@ def check_level(relevance_level: Any) -> float:
         raise RanklensInputError(
             f"relevance_level must be a number, got {type(relevance_level).__name__}"
         )
-    level = float(relevance_level)
+    try:
+        level = float(relevance_level)
+    except OverflowError:  # an int beyond float's range
+        level = math.inf
     if not math.isfinite(level):
         raise RanklensInputError("relevance_level must be finite")
     return level
 
 
-def positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:
-    """``value`` if it is a positive ``int`` (a ``bool`` is not), or ``None`` when
-    ``none_ok``; else a :class:`RanklensInputError` naming the argument."""
+#: The largest count any argument may hold: what the core's 64-bit sizes can
+#: take (Python ints are unbounded; past it the conversion failed with a bare
+#: OverflowError).
+MAX_COUNT = 2**63 - 1
+
+#: The most threads a call may ask for.
+MAX_THREADS = 4096
+
+
+def positive_int(value: Any, name: str, *, none_ok: bool = False, maximum: int = MAX_COUNT) -> Any:
+    """``value`` if it is an ``int`` (a ``bool`` is not) in ``1..=maximum``, or
+    ``None`` when ``none_ok``; else a :class:`RanklensInputError` naming the
+    argument."""
     if value is None and none_ok:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         allowed = "a positive int or None" if none_ok else "a positive int"
         raise RanklensInputError(f"{name} must be {allowed}, got {value!r}")
+    if value > maximum:
+        raise RanklensInputError(f"{name} must be at most {maximum}, got {value}")
     return value
 
 
 def check_threads(threads: Any) -> int | None:
-    return positive_int(threads, "threads", none_ok=True)
+    return positive_int(threads, "threads", none_ok=True, maximum=MAX_THREADS)
+
+
+def check_ties(ties: Any) -> str:
+    if ties not in ("trec", "input", "expected"):
+        raise RanklensInputError(f"ties must be 'trec', 'input' or 'expected', got {ties!r}")
+    return ties
 
 
 def check_max_docs(max_docs: Any) -> None:

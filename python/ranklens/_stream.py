@@ -15,6 +15,7 @@ from ranklens._checks import (
     check_path,
     check_score_precision,
     check_threads,
+    check_ties,
     positive_int,
 )
 from ranklens._data import Qrels
@@ -106,6 +107,7 @@ def _evaluate_files(
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     positive_int(chunk_rows, "chunk_rows")
+    check_ties(ties)
     round_f32 = check_score_precision(score_precision)
     max_line = check_max_line(max_line_bytes)
     q = (

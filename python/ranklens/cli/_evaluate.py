@@ -10,6 +10,7 @@ import math
 import os
 import sys
 
+from ranklens._checks import check_level, check_threads, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
@@ -135,8 +136,16 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
 def main(argv: list[str]) -> int:
     """``ranklens QRELS RUN ...``: the exit status."""
     args = _parser().parse_args(argv)
+    # Bad options are usage errors (exit 2), as argparse's own are.
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)
+        check_level(args.relevance_level)
+        check_threads(args.threads)
+        positive_int(args.chunk_rows, "--chunk-rows")
+    except RanklensInputError as e:
+        print(f"ranklens: error: {e}", file=sys.stderr)
+        return 2
+    try:
         with reading(args.qrels, "qrels"):
             qrels = Qrels.from_trec(args.qrels)
         results = []
