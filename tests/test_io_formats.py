@@ -453,13 +453,12 @@ def test_parquet_round_trip(tmp_path):
         Qrels.from_parquet(qp)
 
 
-def test_non_utf8_ids_written(tmp_path):
-    pytest.importorskip("pyarrow")
+def test_non_utf8_ids_are_an_error_not_written_replaced(tmp_path):
+    # Written with replacement characters, d\xff and d\xfe were one id.
     p = tmp_path / "run.txt"
     p.write_bytes(b"q1 Q0 d\xff 1 1.0 t\n")
-    run = Run.from_trec(p)
-    out = run.to_arrow()
-    assert out.column("doc_id").to_pylist() == ["d\ufffd"]
+    with pytest.raises(RanklensInputError, match="not valid UTF-8"):
+        Run.from_trec(p)
 
 
 # -- polars --------------------------------------------------------------------------

@@ -10,16 +10,21 @@ argument.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from ranklens.errors import RanklensInputError
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "POSITIVE_LEVEL",
     "check_level",
     "check_max_docs",
+    "check_max_line",
+    "check_path",
     "check_score_precision",
     "check_threads",
+    "check_ties",
     "level_text",
     "positive_int",
 ]
@@ -41,7 +46,10 @@ def check_level(relevance_level: Any) -> float:
         raise RanklensInputError(
             f"relevance_level must be a number or 'positive', got {type(relevance_level).__name__}"
         )
-    level = float(relevance_level)
+    try:
+        level = float(relevance_level)
+    except OverflowError:  # an int beyond float's range
+        level = math.inf
     if not math.isfinite(level):
         raise RanklensInputError("relevance_level must be finite")
     return level
@@ -59,23 +67,68 @@ def level_text(text: str) -> float:
         ) from None
 
 
-def positive_int(value: Any, name: str, *, none_ok: bool = False) -> Any:
-    """``value`` if it is a positive ``int`` (a ``bool`` is not), or ``None`` when
-    ``none_ok``; else a :class:`RanklensInputError` naming the argument."""
+#: The largest count any argument may hold: what the core's 64-bit sizes can
+#: take (Python ints are unbounded; past it the conversion failed with a bare
+#: OverflowError).
+MAX_COUNT = 2**63 - 1
+
+#: The most threads a call may ask for.
+MAX_THREADS = 4096
+
+
+def positive_int(value: Any, name: str, *, none_ok: bool = False, maximum: int = MAX_COUNT) -> Any:
+    """``value`` if it is an ``int`` (a ``bool`` is not) in ``1..=maximum``, or
+    ``None`` when ``none_ok``; else a :class:`RanklensInputError` naming the
+    argument."""
     if value is None and none_ok:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         allowed = "a positive int or None" if none_ok else "a positive int"
         raise RanklensInputError(f"{name} must be {allowed}, got {value!r}")
+    if value > maximum:
+        raise RanklensInputError(f"{name} must be at most {maximum}, got {value}")
     return value
 
 
 def check_threads(threads: Any) -> int | None:
-    return positive_int(threads, "threads", none_ok=True)
+    return positive_int(threads, "threads", none_ok=True, maximum=MAX_THREADS)
+
+
+def check_ties(ties: Any) -> str:
+    if ties not in ("trec", "input", "expected"):
+        raise RanklensInputError(f"ties must be 'trec', 'input' or 'expected', got {ties!r}")
+    return ties
 
 
 def check_max_docs(max_docs: Any) -> None:
     positive_int(max_docs, "max_docs", none_ok=True)
+
+
+#: The longest line a TREC file may hold by default, in bytes (1 MiB): TREC
+#: lines are a few dozen bytes, and the limit bounds the memory a file in
+#: another format, or a hostile one (a gzip bomb without a newline), can take.
+MAX_LINE_BYTES = 1 << 20
+
+
+def check_max_line(max_line_bytes: Any) -> int:
+    return positive_int(max_line_bytes, "max_line_bytes")
+
+
+def check_path(path: Any, name: str = "path") -> str:
+    """``path`` (a ``str``, ``bytes`` or ``os.PathLike``) as the UTF-8 ``str``
+    the Rust core opens; else a :class:`RanklensInputError` naming the argument."""
+    try:
+        p = os.fspath(path)
+    except TypeError:
+        raise RanklensInputError(
+            f"{name} must be a str, bytes or os.PathLike, got {type(path).__name__}"
+        ) from None
+    try:
+        text = p.decode("utf-8") if isinstance(p, bytes) else p
+        text.encode("utf-8")
+    except UnicodeError:
+        raise RanklensInputError(f"{name} {p!r} is not valid UTF-8") from None
+    return text
 
 
 def check_score_precision(score_precision: str) -> bool:

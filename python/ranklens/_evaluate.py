@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_level, check_max_docs, check_threads
+from ranklens._checks import check_level, check_max_docs, check_threads, check_ties
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
@@ -68,6 +68,7 @@ def evaluate(
     check_empty(empty)
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
+    check_ties(ties)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:

@@ -66,7 +66,9 @@ def stats_resample(
 def studentized_range_sf(
     q: npt.NDArray[np.float64], k: int, df: float, threads: int | None = None
 ) -> npt.NDArray[np.float64]: ...
-def read_trec(path: str, kind: str, round_f32: bool = False) -> tuple[_Encoded, str | None]: ...
+def read_trec(
+    path: str, kind: str, round_f32: bool = False, max_line: int = 1048576
+) -> tuple[_Encoded, str | None]: ...
 def write_trec(path: str, kind: str, side: _Encoded, tag: str | None = None) -> None: ...
 def encode_columns(
     kind: str,
@@ -93,6 +95,7 @@ def evaluate_trec_stream(
     ties: str = "trec",
     chunk_rows: int = 1000000,
     round_f32: bool = False,
+    max_line: int = 1048576,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
 
 class RowScorer:

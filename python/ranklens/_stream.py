@@ -8,10 +8,14 @@ from typing import Union
 
 from ranklens import _ranklens
 from ranklens._checks import (
+    MAX_LINE_BYTES,
     check_level,
     check_max_docs,
+    check_max_line,
+    check_path,
     check_score_precision,
     check_threads,
+    check_ties,
     positive_int,
 )
 from ranklens._data import Qrels
@@ -37,6 +41,7 @@ def evaluate_files(
     chunk_rows: int = 100_000,
     threads: int | None = None,
     score_precision: str = "f64",
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Results:
     """Score a TREC run file against TREC qrels in bounded memory.
 
@@ -65,8 +70,8 @@ def evaluate_files(
     scored chunk by chunk exactly; read it whole with
     ``evaluate(qrels, Run.from_trec(path), ...)``.
 
-    The other arguments are those of :func:`evaluate`; ``score_precision`` is
-    that of :meth:`Run.from_trec`.
+    The other arguments are those of :func:`evaluate`; ``score_precision`` and
+    ``max_line_bytes`` (for both files) are those of :meth:`Run.from_trec`.
     """
     return _evaluate_files(
         qrels_path,
@@ -79,6 +84,7 @@ def evaluate_files(
         chunk_rows=chunk_rows,
         threads=threads,
         score_precision=score_precision,
+        max_line_bytes=max_line_bytes,
     )[0]
 
 
@@ -94,6 +100,7 @@ def _evaluate_files(
     chunk_rows: int = 100_000,
     threads: int | None = None,
     score_precision: str = "f64",
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[Results, str | None]:
     """`evaluate_files`, also returning the run's tag (first line; for the CLI)."""
     ms = parse_metrics(metrics)
@@ -101,8 +108,14 @@ def _evaluate_files(
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     positive_int(chunk_rows, "chunk_rows")
+    check_ties(ties)
     round_f32 = check_score_precision(score_precision)
-    q = qrels_path if isinstance(qrels_path, Qrels) else Qrels.from_trec(qrels_path)
+    max_line = check_max_line(max_line_bytes)
+    q = (
+        qrels_path
+        if isinstance(qrels_path, Qrels)
+        else Qrels.from_trec(qrels_path, max_line_bytes=max_line)
+    )
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
     if len(q.labels):
@@ -110,7 +123,7 @@ def _evaluate_files(
     specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
     values, missing, ignored, tag, _chunks = _ranklens.evaluate_trec_stream(
         q.arrays,
-        os.fspath(run_path),
+        check_path(run_path, "run_path"),
         specs,
         level,
         nthreads,
@@ -119,6 +132,7 @@ def _evaluate_files(
         ties,
         chunk_rows,
         round_f32,
+        max_line,
     )
     qids = q.query_ids
     res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level)

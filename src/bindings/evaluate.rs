@@ -1,7 +1,9 @@
 //! Scoring (`core::eval`, `core::stream`): `evaluate` on encoded sides, a run
 //! file chunk by chunk, and the nested dicts of the results.
 
+use super::interruptible;
 use super::{non_contiguous, to_py, SideArrays};
+use crate::core::cancel::Cancel;
 use crate::core::error::Error;
 use crate::core::eval::{self, Side};
 use crate::core::metrics::MetricSpec;
@@ -39,6 +41,7 @@ pub(super) fn eval_setup(
         judged_only,
         max_docs,
         ties: eval::Ties::from_name(ties)?,
+        cancel: Cancel::default(),
     };
     let specs = metrics
         .iter()
@@ -46,6 +49,10 @@ pub(super) fn eval_setup(
         .collect::<Result<Vec<_>, _>>()?;
     Ok((opts, specs))
 }
+
+/// Rows (run + qrels) from which `evaluate` watches for Ctrl-C (see
+/// `interruptible`; below, a call is over in milliseconds).
+const INTERRUPTIBLE_ROWS: usize = 100_000;
 
 pub(super) type EvalArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
@@ -77,10 +84,21 @@ pub(super) fn evaluate<'py>(
     let r = side(&run)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();
-    let out = py
-        .detach(|| eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, &opts)))
-        .and_then(|x| x)
-        .map_err(err)?;
+    let run_eval = |opts: &eval::Options| {
+        eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, opts)).and_then(|x| x)
+    };
+    // A small call ends within milliseconds: no watching thread for it.
+    let out = if r.values.len() + q.values.len() < INTERRUPTIBLE_ROWS {
+        py.detach(|| run_eval(&opts))
+    } else {
+        interruptible(py, |cancel| {
+            run_eval(&eval::Options {
+                cancel: cancel.clone(),
+                ..opts.clone()
+            })
+        })?
+    }
+    .map_err(err)?;
     let values = out.values.into_pyarray(py).reshape([nq, nm])?;
     Ok((
         values,
@@ -151,7 +169,7 @@ pub(super) type StreamOut<'py> = (
 // The arguments mirror the Python keyword arguments one to one.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run_path, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", chunk_rows = 1_000_000, round_f32 = false))]
+#[pyo3(signature = (qrels, run_path, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", chunk_rows = 1_000_000, round_f32 = false, max_line = crate::core::trec::MAX_LINE))]
 pub(super) fn evaluate_trec_stream<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
@@ -164,6 +182,7 @@ pub(super) fn evaluate_trec_stream<'py>(
     ties: &str,
     chunk_rows: usize,
     round_f32: bool,
+    max_line: usize,
 ) -> PyResult<StreamOut<'py>> {
     let err = |e: Error| to_py(py, e);
     let (opts, specs) =
@@ -171,16 +190,22 @@ pub(super) fn evaluate_trec_stream<'py>(
     let q = side(&qrels)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();
-    let out = py
-        .detach(|| {
-            eval::with_threads(threads, || {
-                crate::core::stream::evaluate_run_file(
-                    &q, run_path, round_f32, &specs, &opts, chunk_rows,
-                )
-            })
+    let out = interruptible(py, |cancel| {
+        let opts = eval::Options {
+            cancel: cancel.clone(),
+            ..opts.clone()
+        };
+        let read = crate::core::trec::ReadOptions {
+            round_f32,
+            max_line,
+            cancel: cancel.clone(),
+        };
+        eval::with_threads(threads, || {
+            crate::core::stream::evaluate_run_file(&q, run_path, &read, &specs, &opts, chunk_rows)
         })
         .and_then(|x| x)
-        .map_err(err)?;
+    })?
+    .map_err(err)?;
     let values = out.values.into_pyarray(py).reshape([nq, nm])?;
     let ignored = out
         .run_only

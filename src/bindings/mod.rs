@@ -16,10 +16,11 @@ mod scorer;
 mod stats;
 mod trec;
 
+use crate::core::cancel::Cancel;
 use crate::core::encode::Encoded;
 use crate::core::error::Error;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString};
 
@@ -28,6 +29,9 @@ use pyo3::types::{PyInt, PyList, PyString};
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let class = match &e {
         Error::Io { .. } => return PyOSError::new_err(e.to_string()),
+        // Only after a signal handler raised (see `interruptible`), which
+        // returns that exception instead.
+        Error::Interrupted => return PyKeyboardInterrupt::new_err(e.to_string()),
         Error::Parse { .. } => "ParseError",
         Error::InvalidMetric(_) => "UnknownMetricError",
         _ => "RanklensInputError",
@@ -39,6 +43,46 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
     {
         Ok(obj) => PyErr::from_value(obj),
         Err(err) => err,
+    }
+}
+
+/// How often a call waiting on [`interruptible`] work runs the signal handlers.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Run `work` (core work, without the GIL) on a thread of its own while the
+/// calling thread runs Python's signal handlers every [`SIGNAL_POLL`]: when a
+/// handler raises (Ctrl-C: `KeyboardInterrupt`), the flag passed to `work` is
+/// set, `work` stops at its next check, and the handler's exception is
+/// returned.  The core stays free of Python: it only sees the flag.  Signal
+/// handlers run only on the main thread, so a call from another thread is
+/// not interrupted (as for any Python code).
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&Cancel) -> T + Send) -> PyResult<T> {
+    let cancel = Cancel::new();
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let caller = std::thread::current();
+        std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                let out = work(&cancel);
+                caller.unpark();
+                out
+            });
+            while !worker.is_finished() {
+                std::thread::park_timeout(SIGNAL_POLL);
+                if raised.is_none() && !worker.is_finished() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        raised = Some(e);
+                        cancel.cancel();
+                    }
+                }
+            }
+            worker.join()
+        })
+    });
+    let out = out.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    match raised {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
 
@@ -152,6 +196,13 @@ fn num_rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
 // through PyO3 calls or borrowed read-only numpy arrays; results are new objects.
 #[pymodule(gil_used = false)]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Load numpy's C API now, where a failure (Ctrl-C while numpy's version is
+    // parsed) is an exception of this import: loaded lazily by the first call
+    // that builds an array, the same failure was a panic of that call.  Once
+    // the modules are imported, the load below runs no Python code.
+    numpy::get_array_module(m.py())?.getattr("_ARRAY_API")?;
+    // SAFETY: a plain C function of numpy's API, no arguments.
+    unsafe { numpy::PY_ARRAY_API.PyArray_GetNDArrayCVersion(m.py()) };
     m.add_function(wrap_pyfunction!(encode::encode_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_groups, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;

@@ -1,7 +1,7 @@
 //! Significance tests (`core::stats`): resampling tests and the studentized
 //! range distribution.
 
-use super::to_py;
+use super::{interruptible, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
@@ -45,10 +45,13 @@ pub(super) fn stats_resample<'py>(
     let data = diffs
         .as_slice()
         .map_err(|e| PyTypeError::new_err(format!("non-contiguous array: {e}")))?;
-    let out = py
-        .detach(|| eval::with_threads(threads, || stats::resample_batch(data, n, &settings)))
+    let out = interruptible(py, |cancel| {
+        eval::with_threads(threads, || {
+            stats::resample_batch_until(data, n, &settings, cancel)
+        })
         .and_then(|x| x)
-        .map_err(err)?;
+    })?
+    .map_err(err)?;
     let p: Vec<f64> = out.iter().map(|o| o.p_value).collect();
     let lo: Vec<f64> = out.iter().map(|o| o.ci_low).collect();
     let hi: Vec<f64> = out.iter().map(|o| o.ci_high).collect();

@@ -1,6 +1,6 @@
 //! TREC files (`core::trec`): reading a run or qrels file, writing one.
 
-use super::{to_arrays, to_py, EncodedArrays, SideArrays};
+use super::{interruptible, to_arrays, to_py, EncodedArrays, SideArrays};
 use crate::core::encode::Kind;
 use crate::core::error::Error;
 use crate::core::eval;
@@ -11,14 +11,16 @@ use pyo3::prelude::*;
 
 /// Read a TREC run or qrels file (`"-"` = stdin; gzip recognised by its magic
 /// bytes).  Returns the encoded arrays (as `encode_mapping`) and the tag of the
-/// run's first line (`None` for qrels or an empty run).
+/// run's first line (`None` for qrels or an empty run).  `max_line`: the
+/// longest line accepted, in bytes.
 #[pyfunction]
-#[pyo3(signature = (path, kind, round_f32 = false))]
+#[pyo3(signature = (path, kind, round_f32 = false, max_line = trec::MAX_LINE))]
 pub(super) fn read_trec<'py>(
     py: Python<'py>,
     path: &str,
     kind: &str,
     round_f32: bool,
+    max_line: usize,
 ) -> PyResult<(EncodedArrays<'py>, Option<String>)> {
     let kind = match kind {
         "run" => Kind::Run,
@@ -26,10 +28,15 @@ pub(super) fn read_trec<'py>(
         _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
     };
     // Parsed in parallel: on `RANKLENS_NUM_THREADS` threads if set.
-    let t = py
-        .detach(|| eval::with_threads(None, || trec::read_trec_file(path, kind, round_f32)))
-        .and_then(|x| x)
-        .map_err(|e| to_py(py, e))?;
+    let t = interruptible(py, |cancel| {
+        let opts = trec::ReadOptions {
+            round_f32,
+            max_line,
+            cancel: cancel.clone(),
+        };
+        eval::with_threads(None, || trec::read_trec_with(path, kind, &opts)).and_then(|x| x)
+    })?
+    .map_err(|e| to_py(py, e))?;
     Ok((to_arrays(py, t.encoded), t.tag))
 }
 

@@ -116,6 +116,23 @@ fn check_layout(bytes: &[u8], offsets: &Ints<'_>, column: &str, what: &str) -> R
     Ok(())
 }
 
+/// Every string of a (checked) layout is valid UTF-8: ids are text (`str`)
+/// in every output, and Arrow `binary` columns may hold any bytes, which
+/// decoded with replacement characters would merge distinct ids.  One pass
+/// over the bytes and a byte test per offset; the first bad string's index
+/// (from 0) otherwise.
+fn first_not_utf8(bytes: &[u8], offsets: &Ints<'_>) -> Option<usize> {
+    let n = offsets.len() - 1;
+    let (a, b) = (offsets.at(0) as usize, offsets.at(n) as usize);
+    // A UTF-8 buffer cut only before a byte that does not continue a
+    // character (0b10xxxxxx) holds UTF-8 strings.
+    let boundary = |o: i64| bytes.get(o as usize).map_or(true, |&c| (c as i8) >= -0x40);
+    if std::str::from_utf8(&bytes[a..b]).is_ok() && (0..=n).all(|i| boundary(offsets.at(i))) {
+        return None;
+    }
+    (0..n).find(|&i| std::str::from_utf8(slice(bytes, offsets, i)).is_err())
+}
+
 #[inline]
 fn slice<'a>(bytes: &'a [u8], offsets: &Ints<'_>, i: usize) -> &'a [u8] {
     &bytes[offsets.at(i) as usize..offsets.at(i + 1) as usize]
@@ -133,12 +150,26 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(ids: Ids<'a>, column: &str) -> Result<Self> {
+    /// `row0`: the number of the chunk's first row in the whole table.
+    fn new(ids: Ids<'a>, column: &str, row0: usize) -> Result<Self> {
         let mut dict_len = 0;
+        let not_utf8 = |what: String| {
+            Err(Error::InvalidInput(format!(
+                "column {column:?}, {what}: the id is not valid UTF-8"
+            )))
+        };
         match &ids {
-            Ids::Strings { bytes, offsets } => check_layout(bytes, offsets, column, "string")?,
+            Ids::Strings { bytes, offsets } => {
+                check_layout(bytes, offsets, column, "string")?;
+                if let Some(i) = first_not_utf8(bytes, offsets) {
+                    return not_utf8(format!("row {}", row0 + i));
+                }
+            }
             Ids::Dict { bytes, offsets, .. } => {
                 check_layout(bytes, offsets, column, "dictionary")?;
+                if let Some(k) = first_not_utf8(bytes, offsets) {
+                    return not_utf8(format!("dictionary entry {k}"));
+                }
                 dict_len = offsets.len() - 1;
             }
             Ids::Int(_) | Ids::UInt(_) => {}
@@ -235,8 +266,8 @@ pub fn encode_columns(
                 )));
             }
         }
-        let mut qr = Reader::new(c.queries, names.query)?;
-        let mut dr = Reader::new(c.docs, names.doc)?;
+        let mut qr = Reader::new(c.queries, names.query, row0)?;
+        let mut dr = Reader::new(c.docs, names.doc, row0)?;
         // Dictionary-encoded queries: each entry interned once, when first used.
         let mut qdict: Vec<u32> = vec![NONE; qr.dict_len];
         for (i, &value) in c.values.iter().enumerate() {
@@ -478,5 +509,48 @@ mod tests {
         let e = encode_columns(Kind::Run, &[], NAMES, false).unwrap();
         assert_eq!(e.offsets, vec![0]);
         assert!(e.doc_ids.is_empty());
+    }
+
+    #[test]
+    fn ids_that_are_not_utf8_are_an_error_naming_the_row() {
+        // Rows 1 and 2 ("q\xff", "q\xfe") decoded with replacement
+        // characters were one query.
+        let bytes = b"q1q\xffq\xfe";
+        let offsets = [0i64, 2, 4, 6];
+        let docs = b"aaa";
+        let doffsets = [0i64, 1, 2, 3];
+        let chunk = Chunk {
+            queries: Ids::Strings {
+                bytes,
+                offsets: Ints::I64(&offsets),
+            },
+            docs: Ids::Strings {
+                bytes: docs,
+                offsets: Ints::I64(&doffsets),
+            },
+            values: &[1.0, 1.0, 1.0],
+        };
+        let e = encode_columns(Kind::Run, &[chunk, chunk], NAMES, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("column {:?}, row 1: the id is not valid UTF-8", NAMES.query)
+        );
+        // A character cut by an offset: each string alone is checked.
+        let cut = "é".as_bytes();
+        let chunk = Chunk {
+            queries: Ids::Strings {
+                bytes: cut,
+                offsets: Ints::I64(&[0, 1, 2]),
+            },
+            docs: Ids::Strings {
+                bytes: b"ab",
+                offsets: Ints::I64(&[0, 1, 2]),
+            },
+            values: &[1.0, 1.0],
+        };
+        assert!(encode_columns(Kind::Run, &[chunk], NAMES, false)
+            .unwrap_err()
+            .to_string()
+            .contains("row 0: the id is not valid UTF-8"));
     }
 }

@@ -58,6 +58,7 @@
 //! same peak and ~30 ms.
 
 use crate::core::error::{show, Error, Result};
+use crate::core::pool;
 use crate::core::vocab::{Interner, OwnedVocab, Vocab};
 use hashbrown::DefaultHashBuilder;
 use rayon::prelude::*;
@@ -299,7 +300,22 @@ impl Builder {
         self.row(q, doc, value)
     }
 
+    /// Group, rank and check the rows (in parallel, on the pool of
+    /// [`crate::core::pool`] unless already on a pool's thread).
     pub fn finish(self) -> Result<Encoded> {
+        self.finish_locating().0
+    }
+
+    /// [`Builder::finish`]; for a duplicate, also the rows (in input order)
+    /// of the two listings, so that a caller who knows each row's origin (the
+    /// TREC reader: its line) can name it.
+    pub fn finish_locating(self) -> (Result<Encoded>, Option<(usize, usize)>) {
+        let mut rows = None;
+        let out = pool::install(|| self.finish_here(&mut rows)).map_err(Error::InvalidInput);
+        (out.and_then(|x| x), rows)
+    }
+
+    fn finish_here(self, dup_rows: &mut Option<(usize, usize)>) -> Result<Encoded> {
         let Builder {
             kind,
             queries,
@@ -430,7 +446,7 @@ impl Builder {
                     }
                     k += (b - a) as usize;
                 }
-                let mut dup: Option<(u32, usize)> = None;
+                let mut dup: Option<(u32, usize, u32)> = None;
                 if check_duplicates && !(unique_blocks && t.spans.len() == 1) {
                     s.hashes.clear();
                     s.hashes.extend(
@@ -446,7 +462,7 @@ impl Builder {
                             // The listing that repeats an earlier one, first in
                             // input order: the same error whatever the hashes.
                             if dup.map_or(true, |d| b.1 < d.0) {
-                                dup = Some((b.1, t.q));
+                                dup = Some((b.1, t.q, a.1));
                             }
                         }
                     }
@@ -464,7 +480,8 @@ impl Builder {
                     (a, b) => a.or(b),
                 },
             );
-        if let Some((row, q)) = dup {
+        if let Some((row, q, first)) = dup {
+            *dup_rows = Some((first as usize, row as usize));
             return Err(Error::DuplicateDocument {
                 query: show(qv.get(q)),
                 doc: show(dv.get(row as usize)),

@@ -25,6 +25,8 @@ pub enum Error {
     },
     /// An I/O failure (file missing, unreadable...).
     Io { file: String, msg: String },
+    /// Stopped by the caller through a [`crate::core::cancel::Cancel`] flag.
+    Interrupted,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -53,6 +55,7 @@ impl fmt::Display for Error {
             Error::InvalidMetric(m) => write!(f, "{m}"),
             Error::Parse { file, line, msg } => write!(f, "{file}:{line}: {msg}"),
             Error::Io { file, msg } => write!(f, "{file}: {msg}"),
+            Error::Interrupted => write!(f, "interrupted"),
         }
     }
 }

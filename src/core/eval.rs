@@ -13,11 +13,13 @@
 //! Why rayon over queries and not over metrics: queries are independent and
 //! many; metrics of one query share the relevance vector, which stays in L1.
 
+use crate::core::cancel::Cancel;
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
 use crate::core::metrics::query::{PrefixBuf, Query, TieGroups};
 use crate::core::metrics::{expected, MetricSpec};
+use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
 use rayon::prelude::*;
 
@@ -138,7 +140,7 @@ impl Ties {
 }
 
 /// How a query's ranking is read (trec_eval's `-l`, `-J`, `-M`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Default relevance level: a label `>= level` is relevant.
     pub level: f64,
@@ -149,6 +151,8 @@ pub struct Options {
     pub max_docs: Option<usize>,
     /// Order of documents with equal scores.
     pub ties: Ties,
+    /// Checked before each query: set, the call stops with `Error::Interrupted`.
+    pub cancel: Cancel,
 }
 
 impl Options {
@@ -158,6 +162,7 @@ impl Options {
             judged_only: false,
             max_docs: None,
             ties: Ties::Trec,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -258,8 +263,10 @@ pub fn evaluate_into(
         .par_chunks_mut(nm)
         .enumerate()
         .try_for_each_init(Scratch::default, |s, (qi, out)| {
+            opts.cancel.check()?;
             let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
-            score_query(s, qrels, run, qi, rq, &metrics, opts, out)
+            score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
+            check_finite(qrels, qi, &metrics, out)
         })?;
     Ok((run_index, run_only))
 }
@@ -322,10 +329,37 @@ pub fn evaluate_pairs(
         .par_chunks_mut(nm)
         .zip(pairs.par_iter())
         .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
-            score_query(s, qrels, run, qi, rq, metrics, opts, out)
+            opts.cancel.check()?;
+            score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
+            check_finite(qrels, qi, metrics, out)
         })?;
     Ok(values)
 }
+
+/// Every value of qrels query `qi` is finite: a value past the largest float
+/// (a gain `2^label` for a label of 1024 or more, a sum past 1.8e308) is an
+/// error naming the query and the metric, never a NaN or an infinity in the
+/// results (the reference backend raises the same error).
+fn check_finite(qrels: &Side<'_>, qi: usize, metrics: &[MetricSpec], out: &[f64]) -> Result<()> {
+    match out.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(j) => {
+            let m = &metrics[j];
+            let mut name = snake_case(&format!("{:?}", m.family));
+            if let Some(k) = m.k {
+                name.push_str(&format!("@{k}"));
+            }
+            Err(Error::InvalidInput(format!(
+                "query {:?}, metric {name}: {OVERFLOW}",
+                show(qrels.queries.get(qi))
+            )))
+        }
+    }
+}
+
+/// Why a value is not finite (the message of [`check_finite`]).
+pub const OVERFLOW: &str = "the value is past the largest float (1.8e308): a label too large for \
+                            its gain (2^label overflows from 1024 on) or a sum of gains past it";
 
 /// Score qrels query `qi` against run query `rq` (`None`: missing from the
 /// run, an empty ranking) on every metric, into `out`.
@@ -524,7 +558,8 @@ fn snake_case(camel: &str) -> String {
 }
 
 /// Run `f` on `threads` threads (`None`: the `RANKLENS_NUM_THREADS`
-/// environment variable if set, else rayon's global pool, one per core).
+/// environment variable if set, else the default pool of [`pool`], one thread
+/// per core, which a forked child makes again).
 pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> Result<R> {
     let n = match threads {
         Some(n) => Some(n),
@@ -546,7 +581,7 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
                 .map_err(|e| Error::InvalidInput(format!("cannot start {n} threads: {e}")))?;
             Ok(pool.install(f))
         }
-        None => Ok(f()),
+        None => pool::install(f).map_err(Error::InvalidInput),
     }
 }
 
@@ -760,5 +795,44 @@ mod tests {
             2
         );
         assert!(with_threads(Some(0), || 0).is_err());
+    }
+
+    #[test]
+    fn a_set_flag_stops_the_evaluation() {
+        let mut qb = Builder::new(Kind::Qrels, false);
+        qb.push(b"q1", b"a", 1.0).unwrap();
+        let q = qb.finish().unwrap();
+        let mut opts = Options::new(1.0);
+        opts.cancel = Cancel::new();
+        let metrics = [spec("map", None)];
+        assert!(evaluate(&side(&q), &side(&q), &metrics, &opts).is_ok());
+        opts.cancel.cancel();
+        assert_eq!(
+            evaluate(&side(&q), &side(&q), &metrics, &opts).err(),
+            Some(Error::Interrupted)
+        );
+    }
+
+    #[test]
+    fn a_value_past_the_largest_float_is_an_error() {
+        // ndcg_burges of one document labelled `label`, ranked first.
+        let score = |label: f64| {
+            let mut qb = Builder::new(Kind::Qrels, false);
+            qb.push(b"q1", b"a", label).unwrap();
+            let q = qb.finish().unwrap();
+            let mut rb = Builder::new(Kind::Run, false);
+            rb.push(b"q1", b"a", 1.0).unwrap();
+            let r = rb.finish().unwrap();
+            let metrics = [spec("ndcg_burges", None)];
+            evaluate(&side(&q), &side(&r), &metrics, &Options::new(1.0)).map(|e| e.values)
+        };
+        // 2^1024 overflows: the gain of a label of 1024.
+        let e = score(1024.0);
+        assert!(
+            matches!(&e, Err(Error::InvalidInput(m)) if m.starts_with("query \"q1\", metric ndcg_burges: the value is past")),
+            "{e:?}"
+        );
+        // 1023 is fine: 2^1023 - 1 is finite, and the ranking is ideal.
+        assert_eq!(score(1023.0), Ok(vec![1.0]));
     }
 }

@@ -9,17 +9,21 @@
 //! * `metrics` — one file per metric family, plain functions over one query;
 //! * `rows`    — one ranked list against its own ground truth (the per-sample
 //!   `Scorer`), without encoding a whole side;
+//! * `pool`    — the thread pool of the parallel steps, made again after a `fork`;
+//! * `cancel`  — a flag the caller sets to stop a long call (Ctrl-C);
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
 //! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
 //!   token overlap between passages (`autorag/tokens.rs`).
 
 pub mod autorag;
+pub mod cancel;
 pub mod columns;
 pub mod encode;
 pub mod error;
 pub mod eval;
 pub mod join;
 pub mod metrics;
+pub mod pool;
 pub mod rows;
 pub mod stats;
 pub mod stream;

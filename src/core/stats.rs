@@ -17,6 +17,7 @@
 //! a thread id, and block results are combined in block order.  The same seed
 //! thus gives the same numbers whatever the number of threads.
 
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use rayon::prelude::*;
 
@@ -112,12 +113,20 @@ fn abs_sum(d: &[f64]) -> f64 {
 /// `s` give `|sum(s_i d_i)| >= |sum(d_i)| - tol` (`tol = REL_TOL * sum|d_i|`).
 /// The two-sided p-value is `(count + 1) / (n_resamples + 1)`.
 pub fn sign_flip_count(d: &[f64], n_resamples: u64, seed: u64) -> u64 {
+    sign_flip_count_in(d, n_resamples, seed, &Cancel::default())
+}
+
+/// [`sign_flip_count`], skipping the blocks left once `cancel` is set.
+fn sign_flip_count_in(d: &[f64], n_resamples: u64, seed: u64, cancel: &Cancel) -> u64 {
     let observed = d.iter().sum::<f64>().abs();
     let threshold = observed - REL_TOL * abs_sum(d);
     let words = d.len().div_ceil(64);
     (0..blocks(n_resamples))
         .into_par_iter()
         .map(|b| {
+            if cancel.is_cancelled() {
+                return 0;
+            }
             let mut rng = Rng::new(derive_seed(&[seed, b]));
             let mut count = 0u64;
             let mut bits = vec![0u64; words];
@@ -146,6 +155,11 @@ pub fn sign_flip_count(d: &[f64], n_resamples: u64, seed: u64) -> u64 {
 /// `|sum(s_i d_i)|` is at least the observed one (same tolerance as
 /// [`sign_flip_count`]).  Needs `n <= MAX_EXACT_N`.
 pub fn sign_flip_exact(d: &[f64]) -> Result<f64> {
+    sign_flip_exact_in(d, &Cancel::default())
+}
+
+/// [`sign_flip_exact`], skipping the chunks left once `cancel` is set.
+fn sign_flip_exact_in(d: &[f64], cancel: &Cancel) -> Result<f64> {
     let n = d.len();
     if n > MAX_EXACT_N {
         return Err(Error::InvalidInput(format!(
@@ -160,6 +174,9 @@ pub fn sign_flip_exact(d: &[f64]) -> Result<f64> {
     let count: u64 = (0..total.div_ceil(chunk))
         .into_par_iter()
         .map(|c| {
+            if cancel.is_cancelled() {
+                return 0;
+            }
             let lo = c * chunk;
             let hi = (lo + chunk).min(total);
             let mut count = 0u64;
@@ -199,6 +216,11 @@ fn mean(d: &[f64]) -> f64 {
 /// `n_resamples` times; counts resamples with `|mean*| >= |mean(d)| - tol`
 /// (`tol = REL_TOL * mean|d_i|`).  p = `(count + 1) / (n_resamples + 1)`.
 pub fn bootstrap_test_count(d: &[f64], n_resamples: u64, seed: u64) -> u64 {
+    bootstrap_test_count_in(d, n_resamples, seed, &Cancel::default())
+}
+
+/// [`bootstrap_test_count`], skipping the blocks left once `cancel` is set.
+fn bootstrap_test_count_in(d: &[f64], n_resamples: u64, seed: u64, cancel: &Cancel) -> u64 {
     let n = d.len();
     if n == 0 {
         return n_resamples;
@@ -209,6 +231,9 @@ pub fn bootstrap_test_count(d: &[f64], n_resamples: u64, seed: u64) -> u64 {
     (0..blocks(n_resamples))
         .into_par_iter()
         .map(|b| {
+            if cancel.is_cancelled() {
+                return 0;
+            }
             let mut rng = Rng::new(derive_seed(&[seed, b]));
             let mut count = 0u64;
             for _ in 0..block_len(n_resamples, b) {
@@ -227,6 +252,12 @@ pub fn bootstrap_test_count(d: &[f64], n_resamples: u64, seed: u64) -> u64 {
 
 /// Means of `n_resamples` bootstrap resamples of `d` (in resample order).
 pub fn bootstrap_means(d: &[f64], n_resamples: u64, seed: u64) -> Vec<f64> {
+    bootstrap_means_in(d, n_resamples, seed, &Cancel::default())
+}
+
+/// [`bootstrap_means`], skipping the blocks left once `cancel` is set (their
+/// means are then missing).
+fn bootstrap_means_in(d: &[f64], n_resamples: u64, seed: u64, cancel: &Cancel) -> Vec<f64> {
     let n = d.len();
     if n == 0 {
         return vec![0.0; n_resamples as usize];
@@ -234,6 +265,9 @@ pub fn bootstrap_means(d: &[f64], n_resamples: u64, seed: u64) -> Vec<f64> {
     let parts: Vec<Vec<f64>> = (0..blocks(n_resamples))
         .into_par_iter()
         .map(|b| {
+            if cancel.is_cancelled() {
+                return Vec::new();
+            }
             let mut rng = Rng::new(derive_seed(&[seed, b]));
             (0..block_len(n_resamples, b))
                 .map(|_| {
@@ -271,7 +305,17 @@ pub fn percentile(values: &mut [f64], q: f64) -> f64 {
 /// Percentile bootstrap confidence interval of the mean of `d` at level `level`
 /// (e.g. 0.95: the 2.5% and 97.5% quantiles of the resampled means).
 pub fn bootstrap_ci(d: &[f64], n_resamples: u64, seed: u64, level: f64) -> (f64, f64) {
-    let mut means = bootstrap_means(d, n_resamples, seed);
+    bootstrap_ci_in(d, n_resamples, seed, level, &Cancel::default())
+}
+
+fn bootstrap_ci_in(
+    d: &[f64],
+    n_resamples: u64,
+    seed: u64,
+    level: f64,
+    cancel: &Cancel,
+) -> (f64, f64) {
+    let mut means = bootstrap_means_in(d, n_resamples, seed, cancel);
     let tail = (1.0 - level) / 2.0;
     let lo = percentile(&mut means, tail);
     let hi = percentile(&mut means, 1.0 - tail);
@@ -330,6 +374,18 @@ pub struct Outcome {
 /// Run the test and the CI on each row of `diffs` (`jobs x n`, row-major).
 /// Job `j` draws from seeds derived from `(seed, j)`.
 pub fn resample_batch(diffs: &[f64], n: usize, s: &Settings) -> Result<Vec<Outcome>> {
+    resample_batch_until(diffs, n, s, &Cancel::default())
+}
+
+/// [`resample_batch`], stopping with [`Error::Interrupted`] once `cancel` is
+/// set: each block of [`BLOCK`] resamples checks it first, so the call ends
+/// within about one block per thread of the flag being set.
+pub fn resample_batch_until(
+    diffs: &[f64],
+    n: usize,
+    s: &Settings,
+    cancel: &Cancel,
+) -> Result<Vec<Outcome>> {
     if s.n_resamples == 0 {
         return Err(Error::InvalidInput("n_resamples must be at least 1".into()));
     }
@@ -366,6 +422,7 @@ pub fn resample_batch(diffs: &[f64], n: usize, s: &Settings) -> Result<Vec<Outco
         .par_chunks(n)
         .enumerate()
         .map(|(j, d)| {
+            cancel.check()?;
             let j = j as u64;
             let test_seed = derive_seed(&[s.seed, j, 1]);
             let ci_seed = derive_seed(&[s.seed, j, 2]);
@@ -377,18 +434,19 @@ pub fn resample_batch(diffs: &[f64], n: usize, s: &Settings) -> Result<Vec<Outco
                         None => n < 64 && (1u64 << n) <= s.n_resamples,
                     };
                     if exact {
-                        sign_flip_exact(d)?
+                        sign_flip_exact_in(d, cancel)?
                     } else {
-                        let c = sign_flip_count(d, s.n_resamples, test_seed);
+                        let c = sign_flip_count_in(d, s.n_resamples, test_seed, cancel);
                         (c + 1) as f64 / (s.n_resamples + 1) as f64
                     }
                 }
                 Test::Bootstrap => {
-                    let c = bootstrap_test_count(d, s.n_resamples, test_seed);
+                    let c = bootstrap_test_count_in(d, s.n_resamples, test_seed, cancel);
                     (c + 1) as f64 / (s.n_resamples + 1) as f64
                 }
             };
-            let (ci_low, ci_high) = bootstrap_ci(d, s.n_resamples, ci_seed, s.level);
+            let (ci_low, ci_high) = bootstrap_ci_in(d, s.n_resamples, ci_seed, s.level, cancel);
+            cancel.check()?;
             Ok(Outcome {
                 p_value: p_value.min(1.0),
                 ci_low,
@@ -773,5 +831,33 @@ mod tests {
         let b = studentized_range_sf(3.0, 4, f64::INFINITY);
         assert!(close(a, b, 1e-5), "{a} vs {b}");
         assert_eq!(studentized_range_sf(0.0, 3, 10.0), 1.0);
+    }
+
+    #[test]
+    fn a_set_flag_stops_the_batch() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let s = Settings {
+            test: Test::Bootstrap,
+            n_resamples: 1 << 20,
+            seed: 1,
+            exact: None,
+            level: 0.95,
+        };
+        let d = [0.1, -0.2, 0.3];
+        assert_eq!(
+            resample_batch_until(&d, 3, &s, &cancel),
+            Err(Error::Interrupted)
+        );
+        assert!(resample_batch_until(
+            &d,
+            3,
+            &Settings {
+                n_resamples: 10,
+                ..s
+            },
+            &Cancel::new()
+        )
+        .is_ok());
     }
 }

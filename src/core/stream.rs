@@ -57,7 +57,7 @@ pub struct StreamEvaluation {
 pub fn evaluate_run_file(
     qrels: &Side<'_>,
     path: &str,
-    round_f32: bool,
+    read: &trec::ReadOptions,
     metrics: &[MetricSpec],
     opts: &Options,
     chunk_rows: usize,
@@ -83,7 +83,7 @@ pub fn evaluate_run_file(
         }
         Ok::<(), Error>(())
     };
-    let (tag, _) = trec::for_each_run_chunk(path, round_f32, chunk_rows, |chunk| {
+    let (tag, _) = trec::for_each_run_chunk_with(path, read, chunk_rows, |chunk| {
         chunks += 1;
         let run = Side::of(&chunk)?;
         // The chunk's queries, found in the qrels by binary search: the work
@@ -105,7 +105,7 @@ pub fn evaluate_run_file(
     // Queries missing from the run: an empty ranking each, as `evaluate` does.
     let missing: Vec<i64> = (0..nq).filter(|&i| !present[i]).map(|i| i as i64).collect();
     if !missing.is_empty() {
-        let no_rows = Builder::new(Kind::Run, round_f32).finish()?;
+        let no_rows = Builder::new(Kind::Run, read.round_f32).finish()?;
         let empty: Vec<(usize, Option<usize>)> =
             missing.iter().map(|&i| (i as usize, None)).collect();
         score(&mut values, &Side::of(&no_rows)?, &empty)?;
@@ -208,7 +208,7 @@ mod tests {
                 let s = evaluate_run_file(
                     &Side::of(&qrels).unwrap(),
                     rpath,
-                    false,
+                    &trec::ReadOptions::default(),
                     &metrics(),
                     &opts,
                     chunk_rows,
@@ -252,7 +252,7 @@ mod tests {
             let e = evaluate_run_file(
                 &Side::of(&qrels).unwrap(),
                 rp.to_str().unwrap(),
-                false,
+                &trec::ReadOptions::default(),
                 &metrics(),
                 &Options::new(1.0),
                 chunk_rows,
@@ -277,17 +277,36 @@ mod tests {
         let opts = Options::new(1.0);
         let bad = Options {
             max_docs: Some(0),
-            ..opts
+            ..opts.clone()
+        };
+        let missing = |opts: &Options, chunk_rows| {
+            let read = trec::ReadOptions::default();
+            evaluate_run_file(
+                &q,
+                "/nonexistent_ranklens",
+                &read,
+                &metrics(),
+                opts,
+                chunk_rows,
+            )
         };
         // The path does not exist: the option error comes first.
-        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &bad, 10);
+        let e = missing(&bad, 10);
         assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
-        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &opts, 0);
+        let e = missing(&opts, 0);
         assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
-        let e = evaluate_run_file(&q, "/nonexistent_ranklens", false, &metrics(), &opts, 10);
+        let e = missing(&opts, 10);
         assert!(matches!(e, Err(Error::Io { .. })), "{e:?}");
         let rp = tmp("r3.txt", "# nothing\n");
-        let s = evaluate_run_file(&q, rp.to_str().unwrap(), false, &metrics(), &opts, 10).unwrap();
+        let s = evaluate_run_file(
+            &q,
+            rp.to_str().unwrap(),
+            &trec::ReadOptions::default(),
+            &metrics(),
+            &opts,
+            10,
+        )
+        .unwrap();
         assert_eq!((s.missing, s.chunks, s.tag), (vec![0], 0, None));
     }
 }

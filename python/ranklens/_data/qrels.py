@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._checks import MAX_LINE_BYTES, check_max_line, check_path
 from ranklens._data._side import PathLike, Side, column_names
 from ranklens._io._common import DOC, QUERY
 from ranklens.errors import RanklensInputError
@@ -44,19 +45,24 @@ class Qrels(Side):
         return obj
 
     @classmethod
-    def from_trec(cls, path: str | os.PathLike[str]) -> Qrels:
+    def from_trec(
+        cls, path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES
+    ) -> Qrels:
         """Read a TREC qrels file (``qid iter docno label``; ``.gz`` ok; ``-`` = stdin).
 
         Exactly four fields per line; blank lines and ``#`` comment lines are
-        skipped; float labels are kept.  A malformed line raises
+        skipped; float labels are kept.  A malformed line, an id that is not
+        UTF-8 or a line longer than ``max_line_bytes`` (1 MiB by default) raises
         :class:`~ranklens.errors.ParseError` naming the file and line.
         """
-        arrays, _ = _ranklens.read_trec(os.fspath(path), "qrels", False)
+        arrays, _ = _ranklens.read_trec(
+            check_path(path), "qrels", False, check_max_line(max_line_bytes)
+        )
         return cls._from_arrays(arrays)
 
     def to_trec(self, path: str | os.PathLike[str]) -> None:
         """Write a TREC qrels file (``.gz`` compressed; ``-`` = stdout)."""
-        _ranklens.write_trec(os.fspath(path), "qrels", self.arrays)
+        _ranklens.write_trec(check_path(path), "qrels", self.arrays)
 
     @classmethod
     def from_groups(

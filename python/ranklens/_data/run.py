@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_score_precision
+from ranklens._checks import MAX_LINE_BYTES, check_max_line, check_path, check_score_precision
 from ranklens._data._side import PathLike, Side, column_names
 from ranklens._io._common import DOC, QUERY
 
@@ -61,22 +61,32 @@ class Run(Side):
         return obj
 
     @classmethod
-    def from_trec(cls, path: str | os.PathLike[str], *, score_precision: str = "f64") -> Run:
+    def from_trec(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        score_precision: str = "f64",
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> Run:
         """Read a TREC run file (``qid iter docno rank score tag``; ``.gz`` ok; ``-`` = stdin).
 
         At least six fields per line (more are ignored); the iter and rank fields
         are ignored, as trec_eval does; ``name`` is the tag of the first line.  A
-        malformed line or a document listed twice for a query raises
+        malformed line, a document listed twice for a query, an id that is not
+        UTF-8 or a line longer than ``max_line_bytes`` (1 MiB by default) raises
         :class:`~ranklens.errors.ParseError` naming the file and line.
         """
         arrays, tag = _ranklens.read_trec(
-            os.fspath(path), "run", check_score_precision(score_precision)
+            check_path(path),
+            "run",
+            check_score_precision(score_precision),
+            check_max_line(max_line_bytes),
         )
         return cls._from_arrays(arrays, name=tag)
 
     def to_trec(self, path: str | os.PathLike[str], tag: str | None = None) -> None:
         """Write a TREC run file in ranking order (``.gz`` compressed; ``-`` = stdout)."""
-        _ranklens.write_trec(os.fspath(path), "run", self.arrays, tag or self.name or "ranklens")
+        _ranklens.write_trec(check_path(path), "run", self.arrays, tag or self.name or "ranklens")
 
     @property
     def scores(self) -> np.ndarray:

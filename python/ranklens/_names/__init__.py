@@ -21,11 +21,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ranklens._names._families import ALIASES, FAMILIES, TREC_CUT_REQUIRED
+from ranklens._names._families import (
+    ALIASES,
+    FAMILIES,
+    PARAM_RANGES,
+    TREC_CUT_REQUIRED,
+    param_range_text,
+)
 from ranklens._names._gains import gain_key  # gains and beyond
 from ranklens.errors import UnknownMetricError
 
 __all__ = ["FAMILIES", "Metric", "parse_metric", "parse_metrics"]
+
+# The largest cutoff: what the core's 64-bit sizes take (a larger int failed
+# with a bare OverflowError on its way to Rust).
+MAX_CUTOFF = 2**63 - 1
 
 
 _NAME_RE = re.compile(
@@ -152,6 +162,10 @@ def parse_metrics(names: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     """
     if isinstance(names, (str, Metric)):
         names = [names]
+    elif not isinstance(names, Iterable):
+        raise UnknownMetricError(
+            f"metrics must be a metric name, a Metric or a list of them, got {type(names).__name__}"
+        )
     out: list[Metric] = []
     for n in names:
         if isinstance(n, Metric):
@@ -204,6 +218,8 @@ def _parse_one(text: str) -> list[Metric]:
             piece = piece.strip()
             if not piece:
                 continue
+            if not piece.isdigit():  # "5 10": cutoffs are separated by commas
+                raise _unknown(text, f"cutoff {piece!r} is not an integer")
             k = int(piece)
             if k <= 0:
                 raise _unknown(text, f"cutoff must be a positive integer, got {k}")
@@ -258,6 +274,8 @@ def _validate(metric: Metric, text: str) -> Metric:
             raise _unknown(text, f"{fam.name} takes no cutoff")
         if isinstance(metric.k, bool) or not isinstance(metric.k, int) or metric.k <= 0:
             raise _unknown(text, f"cutoff must be a positive integer, got {metric.k!r}")
+        if metric.k > MAX_CUTOFF:
+            raise _unknown(text, f"cutoff must be at most {MAX_CUTOFF}, got {metric.k}")
     elif fam.cutoff == "required":
         raise _unknown(text, f"{fam.name} needs a cutoff, e.g. {fam.name}@10")
     if metric.rel is not None:
@@ -279,6 +297,16 @@ def _validate(metric: Metric, text: str) -> Metric:
         if key not in fam.params:
             takes = ", ".join(sorted(fam.params)) or "none"
             raise _unknown(text, f"{fam.name} takes no parameter {key!r} (it takes: {takes})")
+        bounds = PARAM_RANGES.get((fam.name, key))
+        if bounds is not None:
+            lo, hi, lo_in, hi_in = bounds
+            v = float(value)
+            if not ((lo < v or (lo_in and v == lo)) and (v < hi or (hi_in and v == hi))):
+                raise _unknown(
+                    text,
+                    f"{fam.name} parameter {key} must be in {param_range_text(*bounds)}, "
+                    f"got {_fmt_num(v)}",
+                )
         if float(value) != fam.params[key]:
             params[key] = float(value)
     return Metric(metric.family, metric.k, metric.rel, tuple(sorted(params.items())))

@@ -172,6 +172,34 @@ ALIASES: dict[str, str] = {
     "is_hit": "hit_rate",
 }
 
+# The values a named parameter may take: (low, high, low included, high
+# included).  Outside them a metric has no meaning (rbp's persistence p is a
+# probability below 1: p=2 gave 1.5; a negative recall level or F beta, an R
+# multiple of 0 or less) and its name is an UnknownMetricError.
+INF = float("inf")
+PARAM_RANGES: dict[tuple[str, str], tuple[float, float, bool, bool]] = {
+    ("rbp", "p"): (0.0, 1.0, True, False),
+    ("rbp_resid", "p"): (0.0, 1.0, True, False),
+    ("set_f", "beta"): (0.0, INF, True, False),
+    ("rprec_mult", "mult"): (0.0, INF, False, False),
+    ("iprec_at_recall", "recall"): (0.0, 1.0, True, True),
+    ("iprec_avg", "lo"): (0.0, 1.0, True, True),
+    ("iprec_avg", "hi"): (0.0, 1.0, True, True),
+    ("iprec_avg", "step"): (0.0, 1.0, False, True),
+    ("utility", "num_docs"): (0.0, INF, True, False),
+    ("err", "gmax"): (0.0, INF, True, False),
+}
+
+
+def param_range_text(lo: float, hi: float, lo_in: bool, hi_in: bool) -> str:
+    """``[0, 1)``, ``(0, inf)``: the interval in the usual notation."""
+
+    def num(x: float) -> str:
+        return "inf" if x == INF else (str(int(x)) if x.is_integer() else repr(x))
+
+    return f"{'[' if lo_in else '('}{num(lo)}, {num(hi)}{']' if hi_in else ')'}"
+
+
 # trec_eval families whose cutoff is mandatory in trec_eval spelling.
 TREC_CUT_REQUIRED = {"ndcg_cut", "map_cut", "success"}
 TREC_CUT_REQUIRED |= {"relative_p", "unj"}  # trec_eval part A

@@ -9,16 +9,19 @@ terminal. [--stream]
     ranklens gate QRELS BASELINE CANDIDATE -m ndcg@10 --max-drop ndcg@10=0.01 [--mode strict]
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
-Exit status: 0 on success, 2 on a usage error, 1 on bad data (one line on
-stderr naming the file and line; nothing on stdout).  ``ranklens gate`` has its
-own: 0 pass, 1 a budget failed, 2 usage error, 3 bad input.
+Exit status: 0 on success, 2 on a usage error (a bad option or metric), 1 on
+bad data (one line on stderr naming the file and line; nothing on stdout) or on
+output that cannot be written, 130 on Ctrl-C: one line on stderr, never a
+traceback.  ``ranklens gate`` has its own: 0 pass, 1 a budget failed, 2 usage
+error, 3 bad input.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main", "trec_eval_main"]
 
@@ -35,14 +38,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in _SUBCOMMANDS:
         module = importlib.import_module(_SUBCOMMANDS[argv[0]])
-        return int(module.main(argv[1:]))
+        return _guarded("ranklens " + argv[0], lambda: int(module.main(argv[1:])))
     from ranklens.cli import _evaluate
 
-    return _evaluate.main(argv)
+    return _guarded("ranklens", lambda: _evaluate.main(argv))
 
 
 def trec_eval_main() -> None:
     """The ``ranklens-trec-eval`` script (``ranklens trec_eval`` under its own name)."""
     from ranklens.cli import _trec_eval
 
-    sys.exit(_trec_eval.main())
+    sys.exit(_guarded("ranklens trec_eval", _trec_eval.main))
+
+
+def _guarded(prog: str, run: Callable[[], int]) -> int:
+    """``run()``'s exit status, with the failures no command handles itself
+    reported in one line on stderr, never a traceback: output that cannot be
+    written (``/dev/full``, a closed pipe or stdout: 1) and Ctrl-C (130)."""
+    try:
+        if sys.stdout is None:
+            raise OSError("standard output is closed")
+        status = run()
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:
+        # Only writing the output gets here (each command reports its input).
+        print(f"{prog}: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        if sys.stdout is not None:
+            # What is left in the buffer would fail again at exit, with a
+            # traceback-like message: send it nowhere.
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+        return 1

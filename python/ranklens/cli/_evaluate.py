@@ -6,10 +6,11 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import sys
 
-from ranklens._checks import level_text
+from ranklens._checks import check_level, check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
@@ -89,6 +90,18 @@ def _rows(results: list[tuple[str, Results]], per_query: bool) -> list[tuple[str
     return rows
 
 
+def _json(doc: object) -> object:
+    """``doc`` with every float that is not finite as ``None`` (``null``): JSON has
+    no NaN or infinity (a mean over queries may still pass the largest float)."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: _json(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [_json(v) for v in doc]
+    return doc
+
+
 def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> str:
     if fmt == "json":
         doc = []
@@ -97,11 +110,11 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
             if per_query:
                 entry["per_query"] = {m.name: res.per_query(m) for m in res.metrics}
             doc.append(entry)
-        return json.dumps(doc, indent=2)
+        return json.dumps(_json(doc), indent=2, allow_nan=False)
     header = ("run", "metric", "query", "value")
     if fmt == "jsonl":
         raw = _rows(results, per_query)
-        return "\n".join(json.dumps(dict(zip(header, r))) for r in raw)
+        return "\n".join(json.dumps(_json(dict(zip(header, r))), allow_nan=False) for r in raw)
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -120,8 +133,16 @@ def _render(results: list[tuple[str, Results]], per_query: bool, fmt: str) -> st
 def main(argv: list[str]) -> int:
     """``ranklens QRELS RUN ...``: the exit status."""
     args = _parser().parse_args(argv)
+    # Bad options are usage errors (exit 2), as argparse's own are.
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)
+        check_level(args.relevance_level)
+        check_threads(args.threads)
+        positive_int(args.chunk_rows, "--chunk-rows")
+    except RanklensInputError as e:
+        print(f"ranklens: error: {e}", file=sys.stderr)
+        return 2
+    try:
         with reading(args.qrels, "qrels"):
             qrels = Qrels.from_trec(args.qrels)
         results = []

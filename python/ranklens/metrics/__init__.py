@@ -22,9 +22,11 @@ Conventions (trec_eval 10.0):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ranklens._names import Metric, parse_metrics
+from ranklens.errors import RanklensInputError
 
 # gains and beyond
 from . import gains as _gains
@@ -139,9 +141,42 @@ def evaluate_reference(
 
     ``groups``: grouped ground truth (RAG), ``{query_id: [(label, [doc ids]), ...]}``
     (see :mod:`._groups`); it replaces ``qrels``, whose keys still list the queries.
+
+    A value past the largest float (a gain ``2**label`` from a label of 1024 on,
+    a sum past 1.8e308) raises :class:`~ranklens.errors.RanklensInputError`
+    naming the query and metric, as the Rust backend does.
     """
     wanted = list(metrics)
     parsed = parse_metrics(wanted) if wanted else []
+    try:
+        out = _scores(qrels, run, parsed, relevance_level, judged_only, max_docs, ties, groups)
+    except OverflowError:  # 2.0 ** 1024 and the like, in grouped or expected scores
+        raise RanklensInputError(OVERFLOW) from None
+    for qid, values in out.items():
+        for name, v in values.items():
+            if not math.isfinite(v):
+                raise RanklensInputError(f'query "{qid}", metric {name}: {OVERFLOW}')
+    return out
+
+
+#: Why a value is not finite (the same words as the Rust backend's).
+OVERFLOW = (
+    "the value is past the largest float (1.8e308): a label too large for its gain "
+    "(2^label overflows from 1024 on) or a sum of gains past it"
+)
+
+
+def _scores(
+    qrels: Mapping[str, Mapping[str, float]],
+    run: Mapping[str, Mapping[str, float]],
+    parsed: list[Metric],
+    relevance_level: float,
+    judged_only: bool,
+    max_docs: int | None,
+    ties: str,
+    groups: Mapping[str, Sequence[tuple[float, Sequence[str]]]] | None,
+) -> dict[str, dict[str, float]]:
+    """:func:`evaluate_reference`'s values, before their check."""
     if groups is not None:
         return grouped_reference(
             groups,
@@ -176,10 +211,13 @@ def evaluate_reference(
         ranking = rank(
             run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
         )
-        out[qid] = {
-            m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, r, relevance_level)
-            for m, r in zip(parsed, resolved)
-        }
+        out[qid] = {}
+        for m, r in zip(parsed, resolved):
+            try:
+                value = METRIC_FUNCTIONS[m.family](ranking, judgments, r, relevance_level)
+            except OverflowError:
+                raise RanklensInputError(f'query "{qid}", metric {m.name}: {OVERFLOW}') from None
+            out[qid][m.name] = value
     return out
 
 

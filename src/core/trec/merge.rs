@@ -45,7 +45,7 @@ pub(super) fn dup_error(
 /// numbers into file line numbers and checks the documents of a query whose
 /// lines cross a block boundary (each block checked its own).
 pub(super) struct Merger<'f, 'c> {
-    file: &'f str,
+    pub(super) file: &'f str,
     pub(super) b: Builder,
     /// Reading in chunks ([`for_each_run_chunk`](super::for_each_run_chunk));
     /// `None` reads the file whole.
@@ -64,6 +64,30 @@ pub(super) struct Merger<'f, 'c> {
     open_seen: HashTable<u32>,
     indexed: usize,
     hasher: DefaultHashBuilder,
+    /// The line of each row, for input that cannot be read again to find the
+    /// lines of a duplicate (stdin, a pipe): `None` for a regular file.
+    pub(super) row_lines: Option<RowLines>,
+}
+
+/// The line of each row, in 4 bytes a row: its line within its block, and
+/// each block's first row and first line.
+#[derive(Default)]
+pub(super) struct RowLines {
+    in_block: Vec<u32>,
+    blocks: Vec<(usize, u64)>,
+}
+
+impl RowLines {
+    fn line(&self, row: usize) -> u64 {
+        let k = self.blocks.partition_point(|&(r, _)| r <= row);
+        match (
+            k.checked_sub(1).and_then(|k| self.blocks.get(k)),
+            self.in_block.get(row),
+        ) {
+            (Some(&(_, base)), Some(&l)) => base + l as u64,
+            _ => 0,
+        }
+    }
 }
 
 /// The state of a chunked read (see [`for_each_run_chunk`](super::for_each_run_chunk)).
@@ -94,10 +118,20 @@ impl<'f, 'c> Merger<'f, 'c> {
             open_seen: HashTable::new(),
             indexed: 0,
             hasher: DefaultHashBuilder::default(),
+            row_lines: None,
         }
     }
 
+    /// Lines in the blocks merged so far.
+    pub(super) fn lines(&self) -> u64 {
+        self.lines
+    }
+
     pub(super) fn merge(&mut self, p: &Parsed) -> Result<()> {
+        if let Some(rl) = self.row_lines.as_mut() {
+            rl.blocks.push((self.b.len(), self.lines));
+            rl.in_block.extend_from_slice(&p.line_of);
+        }
         let nseg = p.segs.len();
         for (k, &(qa, qb, r0)) in p.segs.iter().enumerate() {
             let r0 = r0 as usize;
@@ -239,8 +273,33 @@ impl<'f, 'c> Merger<'f, 'c> {
         Ok(())
     }
 
-    pub(super) fn finish(self) -> Result<TrecFile> {
-        let encoded = self.b.finish()?;
+    /// A document listed twice for a query, among the rows merged so far,
+    /// whose lines are not consecutive (so not found while merging): the
+    /// error for the listing that repeats an earlier one first in the file,
+    /// as [`DuplicateDocument`](Error::DuplicateDocument) when the lines are
+    /// not known (to be found by reading the file again).  Takes the rows.
+    pub(super) fn split_duplicate(&mut self) -> Option<Error> {
+        let b = std::mem::replace(&mut self.b, Builder::new(Kind::Run, false));
+        match b.finish_locating() {
+            (Err(e @ Error::DuplicateDocument { .. }), rows) => Some(self.locate(e, rows)),
+            _ => None,
+        }
+    }
+
+    /// A duplicate's lines, where the rows' lines are known.
+    fn locate(&self, e: Error, rows: Option<(usize, usize)>) -> Error {
+        match (e, rows, &self.row_lines) {
+            (Error::DuplicateDocument { query, doc }, Some((a, b)), Some(rl)) => {
+                dup_error(self.file, rl.line(b), &query, &doc, Some(rl.line(a)))
+            }
+            (e, _, _) => e,
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Result<TrecFile> {
+        let b = std::mem::replace(&mut self.b, Builder::new(Kind::Run, false));
+        let (encoded, rows) = b.finish_locating();
+        let encoded = encoded.map_err(|e| self.locate(e, rows))?;
         Ok(TrecFile {
             encoded,
             last_tag: self.first_tag.as_ref().map(|_| show(&self.last_tag)),

@@ -29,9 +29,22 @@
 //!   lines); a duplicate split across non-consecutive blocks of one query is
 //!   caught by [`Builder::finish`] (the listing that repeats an earlier one
 //!   first in the file is named, whatever the hashes), and its line is then
-//!   found by reading the file a second time (for stdin or a generic reader the
-//!   line is not known: line 0).
+//!   found by reading a regular file a second time; any other input (stdin, a
+//!   FIFO, a generic reader) is never read again: the line of each row is kept
+//!   while reading it (4 bytes a row).
 //! * Line numbers are physical (1-based, counting comments and blank lines).
+//! * A line is at most [`MAX_LINE`] bytes (1 MiB; [`ReadOptions::max_line`]):
+//!   a longer one is an [`Error::Parse`] naming it, found without holding more
+//!   than about the limit and one block (a gzip bomb without a newline stops
+//!   there, as does a file in another format).
+//! * A UTF-8 byte order mark at the start of the file is dropped.  A carriage
+//!   return before a line's last field is an error: a file whose lines end in
+//!   `\r` alone would otherwise be one long line with its extra fields ignored.
+//! * Query and document ids must be valid UTF-8 (they are `str` in Python, and
+//!   decoding them with replacement characters would merge distinct ids).
+//! * With several errors, the first in file order is reported: a read that
+//!   stops at a bad line first checks the rows before it for a duplicate of
+//!   non-consecutive lines.
 //!
 //! ## Reading in parallel
 //!
@@ -103,12 +116,13 @@ mod split;
 mod tests;
 mod write;
 
+use crate::core::cancel::Cancel;
 use crate::core::encode::{Encoded, Kind};
 use crate::core::error::{show, Error, Result};
 use merge::{dup_error, Chunker, Merger};
 use parse::Parsed;
 use rayon::prelude::*;
-use read::{find_duplicate, maybe_gunzip, open, read_blocks};
+use read::{find_duplicate, maybe_gunzip, open, read_blocks, Stop};
 use std::io::{self, Read};
 use std::sync::mpsc;
 
@@ -122,6 +136,45 @@ const PAR_BLOCK: usize = 512 << 10;
 /// The name used in messages for standard input.
 const STDIN_NAME: &str = "<stdin>";
 
+/// How a file is read: the options of [`read_trec_with`] and
+/// [`for_each_run_chunk_with`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadOptions {
+    /// Store scores rounded to 32-bit floats (see
+    /// [`Builder::new`](crate::core::encode::Builder::new)).
+    pub round_f32: bool,
+    /// The longest line accepted, in bytes (without its newline): a longer
+    /// one is an [`Error::Parse`] naming it, and is not read further, so that
+    /// memory stays bounded whatever the input.  [`MAX_LINE`] by default.
+    pub max_line: usize,
+    /// Checked between steps of a few blocks: set, the read stops with
+    /// [`Error::Interrupted`].
+    pub cancel: Cancel,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            round_f32: false,
+            max_line: MAX_LINE,
+            cancel: Cancel::default(),
+        }
+    }
+}
+
+impl ReadOptions {
+    pub fn new(round_f32: bool) -> Self {
+        ReadOptions {
+            round_f32,
+            ..ReadOptions::default()
+        }
+    }
+}
+
+/// The default longest line, 1 MiB: a TREC line is a few dozen bytes; a
+/// longer one is a file in another format (or a hostile one).
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Read a run or qrels file (`"-"` = stdin); gzip detected by magic bytes.
 pub fn read_trec(path: &str, kind: Kind, round_f32: bool) -> Result<Encoded> {
     read_trec_file(path, kind, round_f32).map(|t| t.encoded)
@@ -129,11 +182,21 @@ pub fn read_trec(path: &str, kind: Kind, round_f32: bool) -> Result<Encoded> {
 
 /// [`read_trec`], also returning the run's tags.
 pub fn read_trec_file(path: &str, kind: Kind, round_f32: bool) -> Result<TrecFile> {
+    read_trec_with(path, kind, &ReadOptions::new(round_f32))
+}
+
+/// [`read_trec_file`] with all the options.
+pub fn read_trec_with(path: &str, kind: Kind, opts: &ReadOptions) -> Result<TrecFile> {
     if path == "-" {
-        return parse_trec_file(io::stdin(), STDIN_NAME, kind, round_f32);
+        return parse_trec_with(io::stdin(), STDIN_NAME, kind, opts);
     }
     let file = open(path)?;
-    match parse_any(file, path, kind, round_f32, PAR_BLOCK) {
+    // Only a regular file can be read again (a FIFO would block for ever, or
+    // give other lines): the lines of any other input are kept while reading.
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return parse_trec_with(file, path, kind, opts);
+    }
+    match parse_any(file, path, kind, opts, PAR_BLOCK, false) {
         Err(Error::DuplicateDocument { query, doc }) => {
             // Split blocks of one query hid the duplicate from the online check:
             // find its line by reading the file again (rare; cost irrelevant).
@@ -164,7 +227,17 @@ pub fn parse_trec_file(
     kind: Kind,
     round_f32: bool,
 ) -> Result<TrecFile> {
-    parse_any(reader, file, kind, round_f32, PAR_BLOCK).map_err(|e| match e {
+    parse_trec_with(reader, file, kind, &ReadOptions::new(round_f32))
+}
+
+/// [`parse_trec_file`] with all the options.
+pub fn parse_trec_with(
+    reader: impl Read + Send,
+    file: &str,
+    kind: Kind,
+    opts: &ReadOptions,
+) -> Result<TrecFile> {
+    parse_any(reader, file, kind, opts, PAR_BLOCK, true).map_err(|e| match e {
         Error::DuplicateDocument { query, doc } => dup_error(file, 0, &query, &doc, None),
         e => e,
     })
@@ -184,13 +257,23 @@ pub fn for_each_run_chunk(
     path: &str,
     round_f32: bool,
     chunk_rows: usize,
+    on_chunk: impl FnMut(Encoded) -> Result<()> + Send,
+) -> Result<(Option<String>, Option<String>)> {
+    for_each_run_chunk_with(path, &ReadOptions::new(round_f32), chunk_rows, on_chunk)
+}
+
+/// [`for_each_run_chunk`] with all the options.
+pub fn for_each_run_chunk_with(
+    path: &str,
+    opts: &ReadOptions,
+    chunk_rows: usize,
     mut on_chunk: impl FnMut(Encoded) -> Result<()> + Send,
 ) -> Result<(Option<String>, Option<String>)> {
     if path == "-" {
         run_chunks(
             io::stdin(),
             STDIN_NAME,
-            round_f32,
+            opts,
             chunk_rows,
             PAR_BLOCK,
             &mut on_chunk,
@@ -199,7 +282,7 @@ pub fn for_each_run_chunk(
         run_chunks(
             open(path)?,
             path,
-            round_f32,
+            opts,
             chunk_rows,
             PAR_BLOCK,
             &mut on_chunk,
@@ -212,19 +295,21 @@ pub fn for_each_run_chunk(
 fn run_chunks(
     r: impl Read + Send,
     file: &str,
-    round_f32: bool,
+    opts: &ReadOptions,
     chunk_rows: usize,
     block: usize,
     on_chunk: &mut (dyn FnMut(Encoded) -> Result<()> + Send),
 ) -> Result<(Option<String>, Option<String>)> {
     let chunker = Chunker {
-        round_f32,
+        round_f32: opts.round_f32,
         min_rows: chunk_rows.max(1),
         done: hashbrown::HashMap::new(),
         open_line: 0,
         on_chunk,
     };
-    let mut m = parse_blocks(r, file, Kind::Run, round_f32, block, Some(chunker))?;
+    let mut m = Merger::new(file, Kind::Run, opts.round_f32);
+    m.chunks = Some(chunker);
+    let mut m = parse_blocks(r, m, Kind::Run, opts, block)?;
     if !m.b.is_empty() {
         m.cut()?;
     }
@@ -236,41 +321,68 @@ fn run_chunks(
 
 /// Parse, leaving a duplicate split across blocks as `DuplicateDocument`:
 /// the parallel reader, with blocks of `block` bytes.
+/// `row_lines`: keep each row's line, to name the lines of a duplicate split
+/// across blocks without reading the input again (4 bytes a row).
 fn parse_any(
     r: impl Read + Send,
     file: &str,
     kind: Kind,
-    round_f32: bool,
+    opts: &ReadOptions,
     block: usize,
+    row_lines: bool,
 ) -> Result<TrecFile> {
-    parse_blocks(r, file, kind, round_f32, block, None)?.finish()
+    let mut merger = Merger::new(file, kind, opts.round_f32);
+    if row_lines {
+        merger.row_lines = Some(Default::default());
+    }
+    parse_blocks(r, merger, kind, opts, block)?.finish()
 }
 
-/// [`parse_any`] up to the builder's `finish`; with `chunks`, the rows are
-/// handed out in chunks of whole queries as they are merged.
+/// [`parse_any`] up to the builder's `finish`, into `merger`; with its
+/// `chunks`, the rows are handed out in chunks of whole queries as they are
+/// merged.  An error is the first in file order: one found while reading
+/// comes after any duplicate split across blocks in the lines before it.
 fn parse_blocks<'f, 'c>(
     r: impl Read + Send,
-    file: &'f str,
+    mut merger: Merger<'f, 'c>,
     kind: Kind,
-    round_f32: bool,
+    opts: &ReadOptions,
     block: usize,
-    chunks: Option<Chunker<'c>>,
 ) -> Result<Merger<'f, 'c>> {
+    match read_into(r, &mut merger, kind, opts, block) {
+        Ok(()) => Ok(merger),
+        Err(Error::Interrupted) => Err(Error::Interrupted),
+        // A chunked read checks every query as it ends.
+        Err(e) if merger.chunks.is_some() => Err(e),
+        Err(e) => Err(merger.split_duplicate().unwrap_or(e)),
+    }
+}
+
+/// The reading and parsing of [`parse_blocks`].
+fn read_into(
+    r: impl Read + Send,
+    merger: &mut Merger<'_, '_>,
+    kind: Kind,
+    opts: &ReadOptions,
+    block: usize,
+) -> Result<()> {
+    let file = merger.file;
     let r = maybe_gunzip(r, file)?;
     // Blocks parsed per step: two per thread, so that the step's last block
     // leaves little idle time, and memory in flight stays small (see the
     // module doc: the allocator keeps it after the load).
     let batch = 2 * rayon::current_num_threads().max(1);
-    let mut merger = Merger::new(file, kind, round_f32);
-    merger.chunks = chunks;
+    let max_line = opts.max_line;
     std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = mpsc::sync_channel::<Result<Vec<u8>>>(batch);
+        let (tx, rx) = mpsc::sync_channel::<std::result::Result<Vec<u8>, Stop>>(batch);
         let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-        s.spawn(move || read_blocks(r, file, block, &tx, &free_rx));
+        s.spawn(move || read_blocks(r, file, block, max_line, &tx, &free_rx));
         let mut spare: Vec<Parsed> = Vec::new();
         let mut pending: Vec<Parsed> = Vec::new();
         let mut end = false;
         loop {
+            // A step is a few blocks per thread: Ctrl-C is seen within one.
+            opts.cancel.check()?;
             let mut cur: Vec<Parsed> = Vec::with_capacity(batch);
             let mut read_err = None;
             while !end && cur.len() < batch {
@@ -288,13 +400,13 @@ fn parse_blocks<'f, 'c>(
                 }
             }
             if cur.is_empty() && pending.is_empty() {
-                return read_err.map_or(Ok(()), Err);
+                return read_err.map_or(Ok(()), |e| Err(stopped(e, merger, max_line)));
             }
             // Merge the previous step's blocks (in file order) while this
             // step's are parsed.
             let (merged, ()) = rayon::join(
                 || pending.iter().try_for_each(|p| merger.merge(p)),
-                || cur.par_iter_mut().for_each(|p| p.parse(kind)),
+                || cur.par_iter_mut().for_each(|p| p.parse(kind, max_line)),
             );
             merged?;
             for mut p in pending.drain(..) {
@@ -306,9 +418,20 @@ fn parse_blocks<'f, 'c>(
             if let Some(e) = read_err {
                 // An error in the blocks read before the I/O error comes first.
                 pending.iter().try_for_each(|p| merger.merge(p))?;
-                return Err(e);
+                return Err(stopped(e, merger, max_line));
             }
         }
-    })?;
-    Ok(merger)
+    })
+}
+
+/// The error for the reading thread's stop, after every block it sent.
+fn stopped(stop: Stop, merger: &Merger<'_, '_>, max_line: usize) -> Error {
+    match stop {
+        Stop::Io(e) => e,
+        Stop::LongLine => Error::Parse {
+            file: merger.file.to_string(),
+            line: merger.lines() + 1,
+            msg: parse::long_line(max_line),
+        },
+    }
 }

@@ -23,7 +23,7 @@
 //!   fast-float2 for anything else): the same bits on all 10M benchmark scores,
 //!   but 20-30% slower than fast-float2 (hot in cache, 38 ns against 32).
 
-use super::split::{classify, quote, split_bits, split_plain, split_slow, window, Split};
+use super::split::{classify, is_space, quote, split_bits, split_plain, split_slow, window, Split};
 use crate::core::encode::Kind;
 use crate::core::error::show;
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -73,7 +73,8 @@ fn range_in(whole: &[u8], part: &[u8]) -> (usize, usize) {
 }
 
 impl Parsed {
-    pub(super) fn parse(&mut self, kind: Kind) {
+    /// Parse the block; a line longer than `max_line` bytes is an error.
+    pub(super) fn parse(&mut self, kind: Kind, max_line: usize) {
         let Parsed {
             raw,
             lines,
@@ -102,7 +103,9 @@ impl Parsed {
             return;
         }
         let raw: &[u8] = raw;
-        classify(raw, bits);
+        let high = classify(raw, bits);
+        // Checked only in blocks that hold a carriage return at all.
+        let has_cr = memchr::memchr(b'\r', raw).is_some();
         let mut line_no = 0u32;
         let mut cur_q: &[u8] = &[];
         let mut pos = 0usize;
@@ -118,9 +121,17 @@ impl Parsed {
                     .unwrap_or_else(|| split_slow(&raw[pos..end], kind));
                 (split, end)
             });
+            let line = &raw[pos..end];
             pos = end + 1;
             line_no += 1;
-            let (qid, doc, value, tag) = match row_of(split, kind) {
+            let checked = if line.len() > max_line {
+                Err(long_line(max_line))
+            } else if has_cr && cr_inside(line) {
+                Err(CR_INSIDE.to_string())
+            } else {
+                row_of(split, kind)
+            };
+            let (qid, doc, value, tag) = match checked {
                 Ok(Some(row)) => row,
                 Ok(None) => continue,
                 Err(msg) => {
@@ -128,6 +139,14 @@ impl Parsed {
                     break;
                 }
             };
+            if high {
+                if let Some(msg) =
+                    not_utf8(qid, "query id").or_else(|| not_utf8(doc, "document id"))
+                {
+                    *err = Some((line_no as u64, BlockError::Msg(msg)));
+                    break;
+                }
+            }
             let row = values.len() as u32;
             if segs.is_empty() || !same_bytes(qid, cur_q) {
                 cur_q = qid;
@@ -172,6 +191,37 @@ impl Parsed {
         }
         *lines = line_no as u64;
     }
+}
+
+/// The message for a line longer than `max_line` bytes.
+pub(super) fn long_line(max_line: usize) -> String {
+    format!(
+        "a line longer than {max_line} bytes, the limit (max_line_bytes): a file that is not \
+         in TREC format, or one to read with a higher limit"
+    )
+}
+
+const CR_INSIDE: &str = "a carriage return (\\r) inside a line: the file's lines seem to end \
+                         in \\r alone (classic Mac OS); convert its line ends to \\n";
+
+/// Whether a carriage return comes before the last field of `line` (one at
+/// its end, as in `\r\n` line ends, is whitespace like any other).
+fn cr_inside(line: &[u8]) -> bool {
+    let end = line
+        .iter()
+        .rposition(|&b| !is_space(b))
+        .map_or(0, |i| i + 1);
+    memchr::memchr(b'\r', &line[..end]).is_some()
+}
+
+/// An id that is not valid UTF-8: ids are text in every output (Python
+/// `str`), and decoding the bytes with replacement characters would merge
+/// distinct ids.
+fn not_utf8(id: &[u8], what: &str) -> Option<String> {
+    std::str::from_utf8(id).err().map(|_| {
+        let shown = id[..id.len().min(60)].escape_ascii();
+        format!("the {what} \"{shown}\" is not valid UTF-8")
+    })
 }
 
 /// `a == b` for short byte strings (query ids) without a `memcmp` call: two

@@ -104,47 +104,80 @@ pub(super) fn maybe_gunzip<'a, R: Read + Send + 'a>(
     }
 }
 
+/// Why the reading thread stopped before the end.
+pub(super) enum Stop {
+    Io(Error),
+    /// The line after the blocks sent is longer than the limit (its number is
+    /// known only where the lines are counted: [`parse_blocks`]).
+    ///
+    /// [`parse_blocks`]: super::parse_blocks
+    LongLine,
+}
+
+/// The UTF-8 byte order mark, dropped from the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// The reading thread of [`parse_any`]: blocks of whole lines of about `size`
 /// bytes (the last one may lack its newline) sent in file order; buffers come
 /// back through `free` to be reused.  Stops at the end, at an I/O error (sent),
-/// or when the receiver is gone.
+/// at a line longer than `max_line` bytes (sent: memory stays within about
+/// `max_line + size` a buffer, whatever the input, a gzip bomb included), or
+/// when the receiver is gone.  A UTF-8 byte order mark at the start is dropped
+/// (else it would be part of the first query id).
 ///
 /// [`parse_any`]: super::parse_any
 pub(super) fn read_blocks(
     mut r: impl Read,
     file: &str,
     size: usize,
-    tx: &mpsc::SyncSender<Result<Vec<u8>>>,
+    max_line: usize,
+    tx: &mpsc::SyncSender<std::result::Result<Vec<u8>, Stop>>,
     free: &mpsc::Receiver<Vec<u8>>,
 ) {
     let size = size.max(1);
     let mut carry: Vec<u8> = Vec::new();
     let mut eof = false;
+    let mut first = true;
     while !eof {
         let mut buf = free.try_recv().unwrap_or_default();
         buf.clear();
+        // The carry is the start of a line: it holds no newline.
         buf.extend_from_slice(&carry);
         carry.clear();
         loop {
             let want = size.saturating_sub(buf.len()).max(size / 2).max(1);
             buf.reserve(want);
+            let start = buf.len();
             let got = match (&mut r).take(want as u64).read_to_end(&mut buf) {
                 Ok(n) => n,
                 Err(e) => {
-                    let _ = tx.send(Err(io_error(file, e)));
+                    let _ = tx.send(Err(Stop::Io(io_error(file, e))));
                     return;
                 }
             };
+            if first {
+                first = false;
+                if buf.starts_with(BOM) {
+                    buf.drain(..BOM.len());
+                }
+            }
             eof = got < want;
             if eof {
                 break;
             }
-            if let Some(nl) = memchr::memrchr(b'\n', &buf) {
+            // Only the bytes just read: rescanning the whole buffer made a
+            // long line quadratic.
+            if let Some(nl) = memchr::memrchr(b'\n', &buf[start.min(buf.len())..]) {
+                let nl = start.min(buf.len()) + nl;
                 carry.extend_from_slice(&buf[nl + 1..]);
                 buf.truncate(nl + 1);
                 break;
             }
-            // No newline yet: one line longer than the block, read on.
+            // No newline yet: the buffer is one line longer than the block.
+            if buf.len() > max_line {
+                let _ = tx.send(Err(Stop::LongLine));
+                return;
+            }
         }
         if !buf.is_empty() && tx.send(Ok(buf)).is_err() {
             return;

@@ -116,15 +116,18 @@ fn bytes_below(x: u64, n: u8) -> u64 {
 
 /// One bit per byte of `raw`, set for the separators (C `isspace`), in words
 /// of 64 bytes; two all-ones words after the end.  Eight bytes at a time
-/// (SWAR): about 20 times cheaper than a branch per byte.
-pub(super) fn classify(raw: &[u8], bits: &mut Vec<u64>) {
+/// (SWAR): about 20 times cheaper than a branch per byte.  Returns whether
+/// `raw` holds a byte above 0x7f (so that only such blocks check UTF-8).
+pub(super) fn classify(raw: &[u8], bits: &mut Vec<u64>) -> bool {
     bits.clear();
     let chunks = raw.chunks_exact(64);
     let rest = chunks.remainder();
+    let mut high = 0u64;
     bits.extend(chunks.map(|c| {
         let mut m = 0u64;
         for (j, w) in c.chunks_exact(8).enumerate() {
             let x = u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default());
+            high |= x;
             // isspace: 0x20, or 0x09..=0x0d.
             let sp =
                 bytes_below(x ^ (LOW_BITS * 0x20), 1) | (bytes_below(x, 14) & !bytes_below(x, 9));
@@ -139,6 +142,7 @@ pub(super) fn classify(raw: &[u8], bits: &mut Vec<u64>) {
     }
     bits.push(m | (!0u64).checked_shl(rest.len() as u32).unwrap_or(0));
     bits.extend([!0, !0]);
+    high & HIGH_BITS != 0 || rest.iter().any(|&b| b > 0x7f)
 }
 
 /// The 128 bits of the separator bitmap (see [`classify`]) from byte `pos` on;

@@ -78,6 +78,8 @@ struct Parser<'f> {
     seen: BlockSet,
     first_tag: Option<Vec<u8>>,
     last_tag: Vec<u8>,
+    /// The line of each row.
+    row_lines: Vec<u64>,
 }
 
 #[cfg(test)]
@@ -93,6 +95,7 @@ impl<'f> Parser<'f> {
             seen: BlockSet::new(),
             first_tag: None,
             last_tag: Vec::new(),
+            row_lines: Vec::new(),
         }
     }
 
@@ -140,6 +143,7 @@ impl<'f> Parser<'f> {
                 Some(first),
             ));
         }
+        self.row_lines.push(self.line_no);
         self.b.row(q, doc, value)
     }
 }
@@ -155,14 +159,30 @@ fn parse_sequential(
 ) -> Result<TrecFile> {
     let r = maybe_gunzip(r, file)?;
     let mut p = Parser::new(file, kind, round_f32);
-    for_each_line(r, file, |line| p.line(line).map(|()| true))?;
+    let read = for_each_line(r, file, |line| p.line(line).map(|()| true));
     let Parser {
         b,
         first_tag,
         last_tag,
+        row_lines,
         ..
     } = p;
-    let encoded = b.finish()?;
+    // A duplicate of non-consecutive lines, named with its lines; it comes
+    // before any error of a later line.
+    let (encoded, rows) = b.finish_locating();
+    let locate = |e: Error| match (e, rows) {
+        (Error::DuplicateDocument { query, doc }, Some((a, b))) => {
+            dup_error(file, row_lines[b], &query, &doc, Some(row_lines[a]))
+        }
+        (e, _) => e,
+    };
+    if let Err(e) = read {
+        return Err(match encoded {
+            Err(dup @ Error::DuplicateDocument { .. }) => locate(dup),
+            _ => e,
+        });
+    }
+    let encoded = encoded.map_err(locate)?;
     Ok(TrecFile {
         encoded,
         last_tag: first_tag.as_ref().map(|_| show(&last_tag)),
@@ -276,10 +296,13 @@ fn duplicates_with_line_numbers() {
 #[test]
 fn duplicate_across_split_blocks() {
     let text = "q Q0 a 1 3 t\nr Q0 a 1 3 t\nq Q0 b 2 2 t\nq Q0 a 3 1 t\n";
-    // A generic reader cannot be read twice: no line number.
+    // A generic reader cannot be read twice: the lines of its rows are kept.
     let (line, msg) = parse_err(text, Kind::Run);
-    assert_eq!(line, 0);
-    assert!(msg.contains("\"a\""), "{msg}");
+    assert_eq!(line, 4);
+    assert!(
+        msg.contains("\"a\"") && msg.contains("first on line 1"),
+        "{msg}"
+    );
     // A file is rescanned for the exact line.
     let p = tmp("split_dup.txt");
     std::fs::write(&p, text).unwrap();
@@ -350,7 +373,12 @@ fn empty_inputs() {
 #[test]
 fn long_lines_grow_the_buffer() {
     let doc = "d".repeat(3 * BLOCK);
-    let t = parse(&format!("q Q0 {doc} 1 1 t\nq Q0 e 2 0.5 t\n"), Kind::Run).unwrap();
+    let text = format!("q Q0 {doc} 1 1 t\nq Q0 e 2 0.5 t\n");
+    let opts = ReadOptions {
+        max_line: 4 * BLOCK,
+        ..ReadOptions::default()
+    };
+    let t = parse_trec_with(text.as_bytes(), "mem.txt", Kind::Run, &opts).unwrap();
     assert_eq!(t.encoded.doc_ids.len(), 2);
 }
 
@@ -488,8 +516,21 @@ fn round_f32_is_passed_through() {
 }
 
 /// The parallel reader with blocks of `block` bytes.
+/// The parallel reader up to `finish`, on the run file at `path` (benches).
+fn parse_file(path: &str, block: usize) -> Merger<'_, 'static> {
+    let merger = Merger::new(path, Kind::Run, false);
+    parse_blocks(
+        open(path).unwrap(),
+        merger,
+        Kind::Run,
+        &ReadOptions::new(false),
+        block,
+    )
+    .unwrap()
+}
+
 fn parse_par(text: &[u8], kind: Kind, block: usize) -> Result<TrecFile> {
-    parse_any(text, "mem.txt", kind, false, block).map_err(|e| match e {
+    parse_any(text, "mem.txt", kind, &ReadOptions::new(false), block, true).map_err(|e| match e {
         Error::DuplicateDocument { query, doc } => dup_error("mem.txt", 0, &query, &doc, None),
         e => e,
     })
@@ -636,14 +677,14 @@ fn parallel_io_error_after_earlier_lines() {
     for block in [16, 100, 1000] {
         // The lines read before the failure are fine: the I/O error.
         let r = FailAfter(text.as_bytes(), 1500);
-        match parse_any(r, "f", Kind::Run, false, block) {
+        match parse_any(r, "f", Kind::Run, &ReadOptions::new(false), block, false) {
             Err(Error::Io { file, msg }) => assert!(file == "f" && msg.contains("fire")),
             other => panic!("{other:?}"),
         }
         // A bad line before the failure comes first.
         let bad = text.replacen("q Q0 d3 1 1 t", "q Q0 d3 1 x t", 1);
         let r = FailAfter(bad.as_bytes(), 1500);
-        match parse_any(r, "f", Kind::Run, false, block) {
+        match parse_any(r, "f", Kind::Run, &ReadOptions::new(false), block, false) {
             Err(Error::Parse { line, .. }) => assert_eq!(line, 4),
             other => panic!("{other:?}"),
         }
@@ -781,7 +822,7 @@ proptest::proptest! {
             Ok((out, first_tag, last_tag))
         };
         let mut got = Vec::new();
-        let res = run_chunks(text.as_bytes(), "mem.txt", false, chunk_rows, block, &mut |e| {
+        let res = run_chunks(text.as_bytes(), "mem.txt", &ReadOptions::new(false), chunk_rows, block, &mut |e| {
             got.push(e);
             Ok(())
         });
@@ -977,15 +1018,7 @@ fn bench_parse_only() {
         .unwrap_or(3);
     for _ in 0..n {
         let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
-        let m = parse_blocks(
-            open(&path).unwrap(),
-            &path,
-            Kind::Run,
-            false,
-            PAR_BLOCK,
-            None,
-        )
-        .unwrap();
+        let m = parse_file(&path, PAR_BLOCK);
         eprintln!(
             "parse {:.3} s (cpu {:.2}), {} rows",
             t0.elapsed().as_secs_f64(),
@@ -1090,7 +1123,7 @@ fn bench_read() {
     eprintln!("finish: {:.3} s", t0.elapsed().as_secs_f64());
     for block in [256 << 10, 1 << 20, 4 << 20] {
         let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
-        let m = parse_blocks(open(&path).unwrap(), &path, Kind::Run, false, block, None).unwrap();
+        let m = parse_file(&path, block);
         let (t1, c1) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
         let (t0, c0) = (std::time::Instant::now(), cpu_seconds());
         let e = m.finish().unwrap();
@@ -1112,5 +1145,39 @@ fn bench_read() {
             bytes / 1e6 / s,
             rows / 1e6 / s
         );
+    }
+}
+
+#[test]
+fn a_set_flag_stops_the_read() {
+    let opts = ReadOptions {
+        cancel: Cancel::new(),
+        ..ReadOptions::default()
+    };
+    let text = "q1 0 a 1 1.0 t\n";
+    assert!(parse_trec_with(text.as_bytes(), "mem.txt", Kind::Run, &opts).is_ok());
+    opts.cancel.cancel();
+    assert_eq!(
+        parse_trec_with(text.as_bytes(), "mem.txt", Kind::Run, &opts).err(),
+        Some(Error::Interrupted)
+    );
+}
+
+#[test]
+fn a_line_past_the_limit_names_its_line_whatever_the_blocks() {
+    // Line 2 is 300 bytes: found by the reading thread (small blocks) or by
+    // the parse (a block that holds it whole), with the same line.
+    let text = format!("q 0 a 1 1 t\n{}\nq 0 b 1 1 t\n", "x".repeat(300));
+    let opts = ReadOptions {
+        max_line: 100,
+        ..ReadOptions::default()
+    };
+    for block in [16, 64, 1000] {
+        match parse_any(text.as_bytes(), "f", Kind::Run, &opts, block, false) {
+            Err(Error::Parse { line, msg, .. }) => {
+                assert!(line == 2 && msg.contains("longer than 100 bytes"), "{msg}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -1,0 +1,83 @@
+//! The thread pool every parallel step runs on, safe across `fork`.
+//!
+//! rayon's global pool is made once per process: a child made by `fork`
+//! (Python's `multiprocessing` "fork" start method, PyTorch DataLoader
+//! workers) inherits it without its threads (`fork` copies only the calling
+//! thread), and the first parallel call in the child waits for ever on work
+//! no thread takes.  So no parallel step uses the global pool: [`install`]
+//! runs on a pool of this module, made again when the process id has changed
+//! since it was made (the inherited one is leaked: its threads do not exist
+//! in the child, and dropping it would signal them through locks that some
+//! parent thread may have held at the fork).
+//!
+//! Why not `pthread_atfork`: the process id check costs one `getpid` a call
+//! and needs no `unsafe` handler that runs in the middle of a `fork`.
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::{Arc, Mutex};
+
+/// The pool of this process: (process id it was made in, pool).
+static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
+
+/// This process's default pool (rayon's defaults: `RAYON_NUM_THREADS`, else
+/// one thread per core), made on first use and again after a `fork`.  The
+/// lock is held only to compare the id and clone the handle, never while a
+/// pool runs, so a fork from another thread is unlikely to find it held.
+fn default_pool() -> Result<Arc<ThreadPool>, String> {
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, pool)) = slot.as_ref() {
+        if *owner == pid {
+            return Ok(Arc::clone(pool));
+        }
+    }
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .build()
+            .map_err(|e| format!("cannot start the thread pool: {e}"))?,
+    );
+    if let Some((_, inherited)) = slot.replace((pid, Arc::clone(&pool))) {
+        // Made by the parent process: its threads are not in this one.
+        std::mem::forget(inherited);
+    }
+    Ok(pool)
+}
+
+/// Run `f` on the default pool; directly when already on a pool's thread
+/// (nested parallel steps stay on the caller's pool).
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, String> {
+    if rayon::current_thread_index().is_some() {
+        return Ok(f());
+    }
+    Ok(default_pool()?.install(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_on_a_pool_and_nests() {
+        let (outer, inner) = install(|| {
+            let outer = rayon::current_thread_index().is_some();
+            let inner = install(rayon::current_thread_index).unwrap();
+            (outer, inner.is_some())
+        })
+        .unwrap();
+        assert!(outer && inner);
+    }
+
+    #[test]
+    fn a_new_process_id_gets_a_new_pool() {
+        let first = default_pool().unwrap();
+        // What a forked child sees: the slot holds another process's pool.
+        {
+            let mut slot = POOL.lock().unwrap();
+            let (_, pool) = slot.take().unwrap();
+            *slot = Some((std::process::id().wrapping_add(1), pool));
+        }
+        let second = default_pool().unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(Arc::ptr_eq(&second, &default_pool().unwrap()));
+    }
+}
