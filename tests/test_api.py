@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -274,10 +275,98 @@ def test_int_and_str_ids_that_collide_are_duplicates():
     # A str-keyed dict cannot repeat a document; int keys can collide with strings.
     with pytest.raises(RanklensInputError, match=r'query "q": document "1" is listed more'):
         Run({"q": {1: 1.0, "1": 2.0}})
-    with pytest.raises(RanklensInputError, match=r'query "1": document "a" is listed more'):
-        Run({1: {"a": 1.0}, "1": {"a": 2.0}})
     with pytest.raises(RanklensInputError, match="listed more"):
         Qrels({"q": {7: 1, "7": 0}})
+
+
+@pytest.mark.parametrize("side", [Run, Qrels])
+def test_query_ids_that_collide_are_an_error(side):
+    # 1 and "1" would merge into one query "1" (its documents pooled).
+    msg = r'query "1" is given twice \(the second time as str \'1\'\)'
+    with pytest.raises(RanklensInputError, match=msg):
+        side({1: {"a": 1}, "1": {"b": 1}})
+    with pytest.raises(RanklensInputError, match='query "1" is given twice'):
+        side({1: {"a": 1}, "1": {"a": 1}})
+
+
+class _OwnHash(str):
+    """Equal to the same str, but hashed by identity: a dict keeps two of them."""
+
+    def __hash__(self):
+        return id(self)
+
+
+class _Repeating(Mapping):
+    """A mapping whose iteration lists a key twice (a buggy or a multi-map)."""
+
+    def __init__(self, keys, value):
+        self._keys, self._value = keys, value
+
+    def __getitem__(self, key):
+        return self._value
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+
+def test_duplicates_found_whatever_the_mapping_type():
+    docs = {_OwnHash("d1"): 1.0, _OwnHash("d1"): 2.0, "d2": 0.5}
+    assert len(docs) == 3  # the dict holds "d1" twice
+    with pytest.raises(RanklensInputError, match=r'query "q1": document "d1" is listed more'):
+        Run({"q1": docs})
+    with pytest.raises(RanklensInputError, match=r'document "d1" is listed more'):
+        Qrels({"q1": {_OwnHash("d1"): 1, _OwnHash("d1"): 0}})
+    with pytest.raises(RanklensInputError, match=r'query "q1": document "d" is listed more'):
+        Run({"q1": _Repeating(["d", "e", "d"], 1.0)})
+    # Repeated query keys: a mapping repeating one, or str subclasses hashed apart.
+    with pytest.raises(RanklensInputError, match='query "q1" is given twice'):
+        Run(_Repeating(["q1", "q1"], {"d": 1.0}))
+    with pytest.raises(RanklensInputError, match='query "q1" is given twice'):
+        Qrels({_OwnHash("q1"): {"d": 1}, _OwnHash("q1"): {"e": 1}})
+    with pytest.raises(RanklensInputError, match='query "q1" is given twice'):
+        ranklens.evaluate({"q1": {"d": 1}}, {_OwnHash("q1"): {"d": 1.0}, "q1": {"e": 2.0}}, ["map"])
+
+
+class _Shrinking:
+    """A score whose conversion removes an entry of the dict being encoded."""
+
+    def __init__(self, victim):
+        self.victim = victim
+
+    def __float__(self):
+        self.victim.popitem()
+        return 1.0
+
+
+class _Growing(int):
+    """A document id whose decimal form adds an entry to the dict being encoded."""
+
+    def __str__(self):
+        _GROW_TARGET["added"] = 1.0
+        return "7"
+
+
+_GROW_TARGET: dict = {}
+
+
+def test_a_dict_changing_size_while_encoded_is_a_runtime_error():
+    # Before: PyO3's dict iterator panicked (PanicException, a BaseException).
+    docs: dict = {"a": 1.0, "b": 2.0, "c": 3.0}
+    docs["a"] = _Shrinking(docs)
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        Run({"q": docs})
+    _GROW_TARGET.clear()
+    _GROW_TARGET.update({_Growing(7): 1.0, "b": 2.0})
+    with pytest.raises(RuntimeError, match="changed size"):
+        Run({"q": _GROW_TARGET})
+    # The mapping of queries itself, changed by a conversion within a query.
+    queries: dict = {"q1": {"a": 1.0}, "q2": {"b": 1.0}}
+    queries["q1"]["a"] = _Shrinking(queries)
+    with pytest.raises(RuntimeError, match="changed size"):
+        Qrels(queries)
 
 
 def test_runs_in_ranking_order_and_not_are_ranked_alike():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import ranklens
 from ranklens import Qrels, Run, evaluate, evaluate_files
 from ranklens.errors import ParseError
 
@@ -469,3 +470,20 @@ def test_cli_output_that_cannot_be_written_is_one_line(redirect):
     p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1, p.stderr
     assert p.stderr.count("\n") == 1 and "cannot write the output" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ranklens.Run({"q\ud800": {"d": 1.0}}),
+        lambda: ranklens.Run({"q": {"d\ud800": 1.0}}),
+        lambda: ranklens.Run({"q": ["d\ud800"]}),
+        lambda: ranklens.Qrels({"q": {"d\ud800": 1}}),
+        lambda: ranklens.Scorer(["map"])(["a\ud800"], ["a"]),
+        lambda: ranklens.Scorer(["map"]).batch([["a"], ["b\ud800"]], [["a"], ["b"]]),
+    ],
+)
+def test_a_lone_surrogate_in_an_id_is_an_input_error(make):
+    # e.g. os.fsdecode of bytes that are not UTF-8: not a bare UnicodeEncodeError
+    with pytest.raises(ranklens.RanklensInputError, match="lone surrogate"):
+        make()

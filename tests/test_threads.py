@@ -97,3 +97,23 @@ def test_shared_relevance_evaluator_from_many_threads():
     for per_thread in _hammer(work):
         for got in per_thread:
             assert got == want  # float == float: bit-identical or a failure
+
+
+def test_shared_scorer_from_many_threads():
+    qd, rd = _data(seed=5, queries=200)
+    scorer = ranklens.Scorer(["ndcg@10", "map", "mrr", "recall@10", "P@5", "hit_rate@3"])
+    samples = [(list(rd[q]), qd[q]) for q in sorted(qd)]
+    want = [scorer(retrieved, relevant) for retrieved, relevant in samples]
+    want_batch = scorer.batch([s[0] for s in samples], [s[1] for s in samples])
+
+    def work(i: int):
+        got = [scorer(retrieved, relevant) for retrieved, relevant in samples]
+        batch = scorer.batch([s[0] for s in samples], [s[1] for s in samples])
+        return got, batch
+
+    for per_thread in _hammer(work):
+        for got, batch in per_thread:
+            assert got == want
+            assert {k: v.tobytes() for k, v in batch.items()} == {
+                k: v.tobytes() for k, v in want_batch.items()
+            }

@@ -2,6 +2,7 @@
 # `python -m mypy.stubtest ranklens._ranklens` in `make lint`, and by tests/test_stub.py).
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 __all__ = [
     "RowScorer",
@@ -67,7 +68,10 @@ def studentized_range_sf(
     q: npt.NDArray[np.float64], k: int, df: float, threads: int | None = None
 ) -> npt.NDArray[np.float64]: ...
 def read_trec(
-    path: str, kind: str, round_f32: bool = False, max_line: int = 1048576
+    path: str,
+    kind: str,
+    round_f32: bool = False,
+    max_line: int = ...,  # 1 MiB (MAX_LINE in the core)
 ) -> tuple[_Encoded, str | None]: ...
 def write_trec(path: str, kind: str, side: _Encoded, tag: str | None = None) -> None: ...
 def encode_columns(
@@ -95,9 +99,10 @@ def evaluate_trec_stream(
     ties: str = "trec",
     chunk_rows: int = 1000000,
     round_f32: bool = False,
-    max_line: int = 1048576,
+    max_line: int = ...,  # 1 MiB (MAX_LINE in the core),
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
 
+@disjoint_base
 class RowScorer:
     def __new__(
         cls,

@@ -1,14 +1,48 @@
 //! Encoding from Python objects (`core::encode`, `core::columns`, `core::vocab`):
 //! mappings, grouped ground truth, column chunks, RAG rows, packed ids, and
 //! decoding a vocabulary.
+//!
+//! ## The dict path (`encode_mapping`): where the time goes
+//!
+//! `Run(dict)` of `{query: {doc: score}}` (BEIR, MTEB, pytrec_eval users) on
+//! 1M entries (10k queries x 100, ids of ~20 bytes; perf and the thread's CPU
+//! clock, a shared 2-core machine): ~60 ns of CPU an entry, against ~20 ns for
+//! a plain-Python loop that only iterates the same entries (85 ns with PyO3's
+//! dict iterator, which made a `Bound` per key and value: two reference
+//! counts up and down, and `is_instance_of` through the type objects).  Of
+//! what is left, under the GIL (~35 ns an entry):
+//!
+//! * `PyDict_Next` ~1/3: almost all of it one load, the key's cached hash,
+//!   the first touch of the `str` object (a cache miss); nothing can avoid it:
+//!   the key's bytes are read next to it;
+//! * the row itself ~1/4 (`Builder::row`: the copy of the id into the arena, a
+//!   `memcpy` call, and three pushes);
+//! * the first write of the arrays ~1/5 (page faults; with 4 KiB pages they were
+//!   half the walk on a loaded machine: see `advise_huge` in `core::encode`);
+//! * the type checks and value reads ~1/10: exact `str` / `float` / `int` are
+//!   checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`;
+//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy).
+//!
+//! Then `Builder::finish`, GIL released, one task a query on the pool (~25 ns
+//! an entry of CPU): grouping by query (one block copy when the dict's query
+//! order is not byte order), the ranking check (rows already in ranking order
+//! are not sorted; tied runs compare document ids, `memcmp`), input positions.
+//! The duplicate check is skipped when every key was an exact `str` of a dict.
+//!
+//! Tried and dropped: taking 256 entries at a time (`PyDict_Next` only, each
+//! value prefetched), then writing their rows: no faster (42 against 37 ms of
+//! CPU for 1M entries): objects built in order lie in order in memory, and the
+//! hardware prefetcher already follows them.
 
 use super::{is_id, non_contiguous, num_rows, row_items, to_arrays, to_py, EncodedArrays};
 use crate::core::columns;
 use crate::core::encode::{Builder, Kind};
 use crate::core::error::Error;
+use crate::core::eval;
 use crate::core::vocab::Vocab;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -25,11 +59,11 @@ pub(super) fn id_bytes<'a>(
 ) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
         #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
-        return Ok(s.to_str()?.as_bytes());
+        return Ok(s.to_str().map_err(|_| not_utf8(s, what))?.as_bytes());
         #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
         {
             buf.clear();
-            buf.push_str(&s.to_cow()?);
+            buf.push_str(&s.to_cow().map_err(|_| not_utf8(s, what))?);
             return Ok(buf.as_bytes());
         }
     }
@@ -44,6 +78,22 @@ pub(super) fn id_bytes<'a>(
         obj.repr()?
     )))
     .map_err(|e| to_py(obj.py(), e))
+}
+
+/// A `str` that cannot be UTF-8 (it holds a lone surrogate, e.g. from
+/// `os.fsdecode` of bytes that are not UTF-8): the input error naming it, not
+/// Python's bare `UnicodeEncodeError`.
+pub(super) fn not_utf8(s: &Bound<'_, PyString>, what: &str) -> PyErr {
+    let shown = s
+        .repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    to_py(
+        s.py(),
+        Error::InvalidInput(format!(
+            "{what} {shown} is not valid Unicode text (it holds a lone surrogate)"
+        )),
+    )
 }
 
 /// An id as an owned string (for query ids, kept for error messages).
@@ -69,8 +119,294 @@ pub(super) fn items<'py>(
     Ok(out)
 }
 
+/// Walks a dict with `PyDict_Next`, yielding borrowed `(key, value)` pointers:
+/// no `Bound`, no reference count change per entry.  A borrowed pointer stays
+/// valid only while no Python code runs (that code could change the dict and
+/// free the entry): callers take owned references (`Bound::from_borrowed_ptr`)
+/// before anything that may call into Python.  A change of size between two
+/// steps is CPython's own `RuntimeError` (PyO3's dict iterator panics there).
+struct DictWalk<'a, 'py> {
+    dict: &'a Bound<'py, PyDict>,
+    pos: ffi::Py_ssize_t,
+    len: ffi::Py_ssize_t,
+}
+
+type Entry = (*mut ffi::PyObject, *mut ffi::PyObject);
+
+impl<'a, 'py> DictWalk<'a, 'py> {
+    fn new(dict: &'a Bound<'py, PyDict>) -> Self {
+        // SAFETY: a dict, and the GIL is held (`Bound`).
+        let len = unsafe { ffi::PyDict_Size(dict.as_ptr()) };
+        DictWalk { dict, pos: 0, len }
+    }
+
+    /// The next entry; `whose` names the dict in the error.
+    fn next(&mut self, whose: impl FnOnce() -> String) -> PyResult<Option<Entry>> {
+        let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: as in `new`; `PyDict_Next` bounds-checks `pos` against the
+        // dict as it is now, whatever happened to it since the last step.
+        let more = unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.pos, &mut k, &mut v) };
+        if unsafe { ffi::PyDict_Size(self.dict.as_ptr()) } != self.len {
+            return Err(PyRuntimeError::new_err(format!(
+                "dictionary changed size during iteration ({})",
+                whose()
+            )));
+        }
+        Ok((more != 0).then_some((k, v)))
+    }
+}
+
+/// The common entry without calling into Python: an exact `str` key (its
+/// UTF-8 bytes, borrowed from the object) and an exact `float` value, or an
+/// exact `int` that converts to a double.  `None`: anything else (subclasses,
+/// other types, a key with lone surrogates, an `int` too large for a double),
+/// left to the general path, which gives every error and message.
+///
+/// Under the stable ABI the value is read through `PyFloat_AsDouble` (the
+/// `PyFloat_AS_DOUBLE` macro reads the object's layout, which the limited API
+/// hides); before 3.10 the key's UTF-8 comes as a new `bytes` object, copied
+/// into `scratch` (the limited API of 3.9 cannot lend it).
+///
+/// # Safety
+/// The GIL is held (on a free-threaded build: inside the dict's critical
+/// section) and `k`, `v` are live objects (a borrowed dict entry); the slice is
+/// used before any Python code runs.
+unsafe fn plain_entry(
+    k: *mut ffi::PyObject,
+    v: *mut ffi::PyObject,
+    scratch: &mut Vec<u8>,
+) -> Option<(&[u8], f64)> {
+    if ffi::PyUnicode_CheckExact(k) == 0 {
+        return None;
+    }
+    let value = if ffi::PyFloat_CheckExact(v) != 0 {
+        #[cfg(not(Py_LIMITED_API))]
+        let x = ffi::PyFloat_AS_DOUBLE(v);
+        #[cfg(Py_LIMITED_API)]
+        let x = ffi::PyFloat_AsDouble(v);
+        x
+    } else if ffi::PyLong_CheckExact(v) != 0 {
+        let x = ffi::PyLong_AsDouble(v);
+        if x == -1.0 && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        x
+    } else {
+        return None;
+    };
+    #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
+    {
+        let _ = scratch;
+        let mut size: ffi::Py_ssize_t = 0;
+        let data = ffi::PyUnicode_AsUTF8AndSize(k, &mut size);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some((
+            std::slice::from_raw_parts(data.cast::<u8>(), size as usize),
+            value,
+        ))
+    }
+    #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
+    {
+        let bytes = ffi::PyUnicode_AsUTF8String(k);
+        if bytes.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let (mut data, mut size) = (std::ptr::null_mut(), 0 as ffi::Py_ssize_t);
+        let ok = ffi::PyBytes_AsStringAndSize(bytes, &mut data, &mut size) == 0;
+        if ok {
+            scratch.clear();
+            scratch.extend_from_slice(std::slice::from_raw_parts(data.cast::<u8>(), size as usize));
+        }
+        ffi::Py_DECREF(bytes);
+        if !ok {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some((&scratch[..], value))
+    }
+}
+
+/// The state of one `encode_mapping` call.
+struct MappingEncoder<'py> {
+    py: Python<'py>,
+    kind: Kind,
+    pytrec_types: bool,
+    b: Builder,
+    dbuf: String,
+    /// Every row so far came from a dict entry with an exact `str` key: no
+    /// document can repeat within a query (for any other key a duplicate is
+    /// possible: an `int` and its decimal string, a `str` subclass with its own
+    /// `__hash__`, a non-dict mapping repeating a key, a list).
+    unique: bool,
+}
+
+impl<'py> MappingEncoder<'py> {
+    fn err(&self, e: Error) -> PyErr {
+        to_py(self.py, e)
+    }
+
+    fn what_value(&self) -> &'static str {
+        if self.kind == Kind::Run {
+            "score"
+        } else {
+            "label"
+        }
+    }
+
+    fn bad_run() -> PyErr {
+        PyTypeError::new_err("Unable to extract query/object scores.")
+    }
+
+    /// One query: its id and its rankings or judgments.
+    fn query(&mut self, qobj: &Bound<'py, PyAny>, inner: &Bound<'py, PyAny>) -> PyResult<()> {
+        if self.pytrec_types {
+            if self.kind == Kind::Qrels {
+                check_pytrec_qrels(qobj, inner)?;
+            } else if !qobj.is_instance_of::<PyString>() || inner.cast::<PyDict>().is_err() {
+                return Err(Self::bad_run());
+            }
+        }
+        let qid = id_string(qobj, "a query id")?;
+        let before = self.b.num_queries();
+        let q = self.b.query(qid.as_bytes()).map_err(|e| self.err(e))?;
+        if (q as usize) < before {
+            // `1` and `"1"`, a `str` subclass with its own `__hash__`, or a
+            // mapping that repeats a key: two queries would merge into one.
+            return Err(self.err(Error::InvalidInput(format!(
+                "query {qid:?} is given twice (the second time as {} {}): query ids must \
+                 differ once written as strings",
+                qobj.get_type().name()?,
+                qobj.repr()?
+            ))));
+        }
+        if inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok() {
+            if self.kind == Kind::Qrels {
+                return Err(self.err(Error::InvalidInput(format!(
+                    "query {qid:?}: qrels need a mapping doc id -> label, got a list \
+                     (use Qrels.from_groups or a dict of labels)"
+                ))));
+            }
+            self.unique = false;
+            let docs: Vec<Bound<'py, PyAny>> = inner.try_iter()?.collect::<PyResult<_>>()?;
+            let n = docs.len();
+            for (i, d) in docs.iter().enumerate() {
+                let doc = id_bytes(d, &mut self.dbuf, "a document id")?;
+                self.b
+                    .row(q, doc, (n - i) as f64)
+                    .map_err(|e| to_py(self.py, e))?;
+            }
+            return Ok(());
+        }
+        if let Ok(d) = inner.cast::<PyDict>() {
+            self.docs(q, &qid, d)?;
+            return Ok(());
+        }
+        let what_value = self.what_value();
+        let pairs =
+            items(inner).map_err(|_| {
+                self.err(Error::InvalidInput(format!(
+                "query {qid:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
+                 got {}",
+                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )))
+            })?;
+        self.unique = false;
+        for (dobj, vobj) in pairs {
+            self.entry(q, &qid, &dobj, &vobj)?;
+        }
+        Ok(())
+    }
+
+    /// The documents of one query, a dict: borrowed entries, the common ones
+    /// (`str` -> `float` / `int`) without a call into Python.
+    fn docs(&mut self, q: u32, qid: &str, d: &Bound<'py, PyDict>) -> PyResult<()> {
+        // A no-op with the GIL; on a free-threaded build, the dict's lock, so
+        // that no other thread changes it under the borrowed entries.
+        pyo3::sync::critical_section::with_critical_section(d.as_any(), || {
+            self.docs_locked(q, qid, d)
+        })
+    }
+
+    fn docs_locked(&mut self, q: u32, qid: &str, d: &Bound<'py, PyDict>) -> PyResult<()> {
+        let mut walk = DictWalk::new(d);
+        let mut scratch = Vec::new();
+        while let Some((k, v)) = walk.next(|| format!("the documents of query {qid:?}"))? {
+            // SAFETY: the GIL is held, `k` and `v` are the live entry just
+            // returned, and the bytes are copied by `row` at once.
+            if let Some((doc, value)) = unsafe { plain_entry(k, v, &mut scratch) } {
+                self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
+                continue;
+            }
+            // SAFETY: as above; owned references from here on, as the general
+            // path may run Python code (`__float__`, `__str__`).
+            let (dobj, vobj) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(self.py, k),
+                    Bound::from_borrowed_ptr(self.py, v),
+                )
+            };
+            self.entry(q, qid, &dobj, &vobj)?;
+        }
+        Ok(())
+    }
+
+    /// One document of a mapping, the general path: any key and value types,
+    /// with pytrec_eval's checks when asked.
+    fn entry(
+        &mut self,
+        q: u32,
+        qid: &str,
+        dobj: &Bound<'py, PyAny>,
+        vobj: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        // Python code may run from here (conversions), and the key may be
+        // any `str` or `int`: the duplicate check is needed.
+        self.unique = false;
+        if self.pytrec_types
+            && self.kind == Kind::Run
+            && !(dobj.is_instance_of::<PyString>()
+                && (vobj.is_instance_of::<PyFloat>() || vobj.is_instance_of::<PyInt>()))
+        {
+            return Err(Self::bad_run());
+        }
+        // Python floats first, then anything numeric.
+        let value: Option<f64> = if let Ok(f) = vobj.cast::<PyFloat>() {
+            Some(f.value())
+        } else if vobj.is_instance_of::<PyString>() {
+            None
+        } else {
+            vobj.extract().ok()
+        };
+        let doc = id_bytes(dobj, &mut self.dbuf, "a document id")?;
+        let Some(value) = value else {
+            return Err(to_py(
+                self.py,
+                Error::InvalidInput(format!(
+                    "query {qid:?}, document {:?}: the {} must be a number, got {}",
+                    String::from_utf8_lossy(doc),
+                    if self.kind == Kind::Run {
+                        "score"
+                    } else {
+                        "label"
+                    },
+                    vobj.repr().map(|r| r.to_string()).unwrap_or_default()
+                )),
+            ));
+        };
+        self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))
+    }
+}
+
 /// Encode a mapping query id -> (mapping doc id -> value | sequence of doc ids).
 /// A sequence is a ranked list (its order is the ranking; only for runs).
+/// Query ids must differ once written as strings (`1` and `"1"` is an error),
+/// and so must a query's document ids (checked unless every key was an exact
+/// `str` of a dict, which cannot repeat).
 ///
 /// `pytrec_types`: accept exactly what pytrec_eval's `RelevanceEvaluator`
 /// accepts (`str` query and document ids, a `dict` per query; `int` labels,
@@ -91,91 +427,61 @@ pub(super) fn encode_mapping<'py>(
         "qrels" => Kind::Qrels,
         _ => return Err(PyTypeError::new_err("kind must be 'run' or 'qrels'")),
     };
-    let what_value = if kind == Kind::Run { "score" } else { "label" };
-    let mut b = Builder::new(kind, round_f32);
-    let mut dbuf = String::new();
-    let err = |e: Error| to_py(py, e);
-    // Mappings keyed by `str` cannot hold a document twice for a query (an
-    // `int` key could collide with its decimal string, a list can repeat).
-    let mut unique = true;
-    let bad_run = || PyTypeError::new_err("Unable to extract query/object scores.");
-    for (qobj, inner) in items(data)? {
-        if pytrec_types {
-            if kind == Kind::Qrels {
-                check_pytrec_qrels(&qobj, &inner)?;
-            } else if !qobj.is_instance_of::<PyString>() || inner.cast::<PyDict>().is_err() {
-                return Err(bad_run());
+    let mut enc = MappingEncoder {
+        py,
+        kind,
+        pytrec_types,
+        b: Builder::new(kind, round_f32),
+        dbuf: String::new(),
+        unique: true,
+    };
+    if let Ok(d) = data.cast::<PyDict>() {
+        // Room for every row at once (no regrowth: no copy, a lower peak).
+        let mut rows = 0usize;
+        let mut walk = DictWalk::new(d);
+        while let Some((_, v)) = walk.next(|| "the mapping of queries".to_string())? {
+            // SAFETY: the GIL is held and `v` is a live entry; no Python runs.
+            if unsafe { ffi::PyDict_Check(v) } != 0 {
+                rows += unsafe { ffi::PyDict_Size(v) } as usize;
             }
         }
-        let qid = id_string(&qobj, "a query id")?;
-        unique &= qobj.is_instance_of::<PyString>();
-        let q = b.query(qid.as_bytes()).map_err(err)?;
-        let ranked = inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok();
-        if ranked {
-            if kind == Kind::Qrels {
-                return Err(err(Error::InvalidInput(format!(
-                    "query {qid:?}: qrels need a mapping doc id -> label, got a list \
-                     (use Qrels.from_groups or a dict of labels)"
-                ))));
-            }
-            unique = false;
-            let docs: Vec<Bound<'py, PyAny>> = inner.try_iter()?.collect::<PyResult<_>>()?;
-            let n = docs.len();
-            for (i, d) in docs.iter().enumerate() {
-                let doc = id_bytes(d, &mut dbuf, "a document id")?;
-                b.row(q, doc, (n - i) as f64).map_err(err)?;
-            }
-            continue;
-        }
-        let mut add = |dobj: &Bound<'py, PyAny>, vobj: &Bound<'py, PyAny>| -> PyResult<()> {
-            if pytrec_types
-                && kind == Kind::Run
-                && !(dobj.is_instance_of::<PyString>()
-                    && (vobj.is_instance_of::<PyFloat>() || vobj.is_instance_of::<PyInt>()))
-            {
-                return Err(bad_run());
-            }
-            // Python floats first (the common case), then anything numeric.
-            let value: Option<f64> = if let Ok(f) = vobj.cast::<PyFloat>() {
-                Some(f.value())
-            } else if vobj.is_instance_of::<PyString>() {
-                None
-            } else {
-                vobj.extract().ok()
+        enc.b.reserve(rows);
+        let mut bytes_reserved = false;
+        let mut walk = DictWalk::new(d);
+        while let Some((k, v)) = walk.next(|| "the mapping of queries".to_string())? {
+            // SAFETY: a live entry; owned references, as a query may run
+            // Python code (its checks and conversions).
+            let (qobj, inner) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, k),
+                    Bound::from_borrowed_ptr(py, v),
+                )
             };
-            unique &= dobj.is_instance_of::<PyString>();
-            let doc = id_bytes(dobj, &mut dbuf, "a document id")?;
-            let Some(value) = value else {
-                return Err(err(Error::InvalidInput(format!(
-                    "query {qid:?}, document {:?}: the {what_value} must be a number, got {}",
-                    String::from_utf8_lossy(doc),
-                    vobj.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))));
-            };
-            b.row(q, doc, value).map_err(err)
-        };
-        if let Ok(d) = inner.cast::<PyDict>() {
-            for (dobj, vobj) in d.iter() {
-                add(&dobj, &vobj)?;
+            enc.query(&qobj, &inner)?;
+            let n = enc.b.len();
+            if !bytes_reserved && n > 0 {
+                // Document id bytes for the other rows, guessed from the first.
+                let seen: usize = (0..n).map(|r| enc.b.doc(r).len()).sum();
+                let per_row = seen / n + 1;
+                enc.b
+                    .reserve_bytes(per_row.saturating_mul(rows.saturating_sub(n)));
+                bytes_reserved = true;
             }
-            continue;
         }
-        let pairs =
-            items(&inner).map_err(|_| {
-                err(Error::InvalidInput(format!(
-                "query {qid:?}: expected a mapping doc id -> {what_value} or a list of doc ids, \
-                 got {}",
-                inner.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            )))
-            })?;
-        for (dobj, vobj) in pairs {
-            add(&dobj, &vobj)?;
+    } else {
+        for (qobj, inner) in items(data)? {
+            enc.query(&qobj, &inner)?;
         }
     }
-    if unique {
+    let mut b = enc.b;
+    if enc.unique {
         b.assume_unique_docs();
     }
-    let encoded = py.detach(move || b.finish()).map_err(err)?;
+    // Ranked per query in parallel: on `RANKLENS_NUM_THREADS` threads if set.
+    let encoded = py
+        .detach(move || eval::with_threads(None, move || b.finish()))
+        .and_then(|x| x)
+        .map_err(|e| to_py(py, e))?;
     Ok(to_arrays(py, encoded))
 }
 
@@ -190,13 +496,16 @@ pub(super) fn check_pytrec_qrels(
     let Ok(docs) = inner.cast::<PyDict>() else {
         return Err(PyTypeError::new_err("Expected dictionary as value."));
     };
-    for (doc, label) in docs.iter() {
-        if !doc.is_instance_of::<PyString>() {
+    let mut walk = DictWalk::new(docs);
+    while let Some((doc, label)) = walk.next(|| "the judgments of a query".to_string())? {
+        // SAFETY: the GIL is held and the entry is live; type checks run no
+        // Python code.
+        if unsafe { ffi::PyUnicode_Check(doc) } == 0 {
             return Err(PyTypeError::new_err(
                 "Expected mapping of document id to query relevance or matching score.",
             ));
         }
-        if !label.is_instance_of::<PyInt>() {
+        if unsafe { ffi::PyLong_Check(label) } == 0 {
             return Err(PyTypeError::new_err("Expected relevance to be integer."));
         }
     }

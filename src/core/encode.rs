@@ -176,6 +176,19 @@ impl Builder {
     pub fn reserve(&mut self, rows: usize) {
         self.doc_starts.reserve(rows);
         self.values.reserve(rows);
+        advise_huge(&self.doc_starts);
+        advise_huge(&self.values);
+    }
+
+    /// Room for `bytes` more bytes of document ids.
+    pub fn reserve_bytes(&mut self, bytes: usize) {
+        self.doc_bytes.reserve(bytes);
+        advise_huge(&self.doc_bytes);
+    }
+
+    /// Queries registered so far.
+    pub fn num_queries(&self) -> usize {
+        self.queries.len()
     }
 
     /// Register a query (it exists even if it gets no rows: an empty ranking).
@@ -184,6 +197,7 @@ impl Builder {
     }
 
     /// Add a row for a query id returned by [`Builder::query`].
+    #[inline]
     pub fn row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
         if !self.groups.is_empty() {
             return Err(Error::InvalidInput(
@@ -263,6 +277,7 @@ impl Builder {
         Ok(())
     }
 
+    #[inline]
     fn push_row(&mut self, q: u32, doc: &[u8], value: f64) -> Result<()> {
         if !value.is_finite() {
             return Err(Error::NonFinite {
@@ -385,6 +400,7 @@ impl Builder {
             values
         } else {
             let mut grouped = vec![0.0; n];
+            advise_huge(&grouped);
             let mut parts: Vec<(&mut [f64], &[f64])> = Vec::with_capacity(spans.len());
             let mut rest: &mut [f64] = &mut grouped;
             for &(_, a, b) in &spans {
@@ -400,10 +416,12 @@ impl Builder {
         };
         // Each row's input row (its document id), filled per query below.
         let mut doc_ids: Vec<u32> = vec![0; n];
+        advise_huge(&doc_ids);
         let mut extra: Vec<u32> = match kind {
             Kind::Run => vec![0; n],
             Kind::Qrels => Vec::new(),
         };
+        advise_huge(&extra);
         // Per query, in parallel: check duplicates, rank (runs) and note each
         // row's input position within its query (runs).
         let mut tasks: Vec<Task<'_>> = Vec::with_capacity(nq);
@@ -513,6 +531,38 @@ impl Builder {
             extra,
         })
     }
+}
+
+/// Ask for transparent huge pages on a large buffer not yet written (Linux,
+/// where they are on request: `madvise` mode).  Why: the encoded arrays of a
+/// 10M-row run are ~450 MB of fresh memory, and with 4 KiB pages writing them
+/// first costs ~110k page faults, on a loaded 2-core machine ~3 µs each (memory
+/// cgroup accounting): ~0.3 s.  With 2 MiB pages that is a few hundred faults
+/// (`Run(dict)`'s system time fell from ~30 to ~13 ns an entry).  Advice only:
+/// ignored where huge pages are off, and never needed for correctness.
+fn advise_huge<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+        if bytes < 4 * HUGE {
+            return;
+        }
+        let start = v.as_ptr() as usize;
+        let (a, b) = (
+            (start + HUGE - 1) & !(HUGE - 1),
+            (start + bytes) & !(HUGE - 1),
+        );
+        if b > a {
+            // SAFETY: advice on whole pages inside this allocation; it changes
+            // no content, and a failure (huge pages unavailable) is harmless.
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
 }
 
 /// The arena rewritten in row order (`doc_ids` becomes `0..n`).

@@ -10,7 +10,7 @@ import math
 import os
 import sys
 
-from ranklens._checks import check_level, check_threads, level_text, positive_int
+from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
@@ -38,8 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-l",
         "--relevance-level",
-        type=level_text,
-        default=1.0,
+        default="1",
         help="a label >= this is relevant (default 1); 'positive': any label > 0",
     )
     p.add_argument(
@@ -136,7 +135,7 @@ def main(argv: list[str]) -> int:
     # Bad options are usage errors (exit 2), as argparse's own are.
     try:
         metrics = parse_metrics(args.metrics or _DEFAULT_METRICS)
-        check_level(args.relevance_level)
+        args.relevance_level = level_text(args.relevance_level)
         check_threads(args.threads)
         positive_int(args.chunk_rows, "--chunk-rows")
     except RanklensInputError as e:

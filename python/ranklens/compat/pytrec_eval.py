@@ -48,11 +48,11 @@ Differences (all but the last two where pytrec_eval misbehaves):
   ``binG`` (trec_eval wants ``key=value`` pairs there, which pytrec_eval's measure
   syntax cannot express).
 * NaN or infinite scores raise ``ValueError`` (pytrec_eval sorts them arbitrarily).
-* Input types are checked as in pytrec_eval (same ``TypeError`` messages), except
-  that, for speed, only the first entry of each query's ranking is checked for a
-  ``str`` document id and a ``float`` / ``int`` score: a later ``int`` document id or
-  numpy / ``Decimal`` score is accepted (a later score that is not a number at all
-  still raises ``TypeError``).
+* Input types are checked as in pytrec_eval, every entry (same ``TypeError``
+  messages).  Ids that pytrec_eval would merge or score twice raise ``ValueError``: a
+  document id twice in one query (``str`` subclasses with their own ``__hash__``),
+  a query id twice.  A dict that changes size while it is read (a score's
+  ``__float__`` changing it) raises ``RuntimeError``, as Python's own iteration does.
 * Speed: the judgments are encoded once, in ``__init__``; ``evaluate`` encodes the run
   in Rust and scores every measure in one pass.  A call with a few queries against
   large qrels scores only those queries.
