@@ -30,6 +30,7 @@ PUBLIC = {
         "__version__",
         "compare",
         "evaluate",
+        "evaluate_dense",
         "evaluate_files",
         "explain",
         "parse_metric",

@@ -9,6 +9,7 @@
 """
 
 from ranklens._data import Qrels, Run
+from ranklens._dense import evaluate_dense
 from ranklens._evaluate import evaluate
 from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
@@ -33,6 +34,7 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "evaluate_dense",
     "evaluate_files",
     "explain",
     "parse_metric",

@@ -1,4 +1,6 @@
 # Type stub of the native module (checked by tests/test_stub.py against the module).
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -73,3 +75,37 @@ def evaluate_trec_stream(
     chunk_rows: int = 1000000,
     round_f32: bool = False,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
+def evaluate_dense(
+    scores: npt.NDArray[Any],
+    labels: npt.NDArray[Any],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    ties: str,
+    empty: str,
+    scores_half: str = "",
+    mask: npt.NDArray[np.uint8] | None = None,
+    lengths: npt.NDArray[np.int64] | None = None,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
+def evaluate_topk(
+    ids: npt.NDArray[np.int64],
+    relevant: npt.NDArray[Any],
+    relevant_kind: str,
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    empty: str,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
+def knn_recall(
+    approx: npt.NDArray[np.int64],
+    exact: npt.NDArray[np.int64],
+    k: int,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def knn_recall_distances(
+    approx: npt.NDArray[np.float64],
+    exact: npt.NDArray[np.float64],
+    k: int,
+    epsilon: float,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...

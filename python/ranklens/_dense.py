@@ -1,0 +1,236 @@
+"""Arrays scored in place: score matrices, ranked id lists, ANN neighbours.
+
+No ids, no hashing, no join: row ``i`` is query ``i`` (its id in
+:class:`~ranklens.Results` is the string ``str(i)``), the columns are its
+candidates.  Semantics (the same for every entry point here):
+
+* **Candidates.**  Every cell is a judged candidate with its label: ``0`` is judged
+  non-relevant; a negative label is trec_eval's "in the pool, unjudged" (never
+  relevant, gain 0).  ``mask=`` (True: a candidate) or ``lengths=`` (row ``i``
+  holds its first ``lengths[i]`` columns) leave cells out; left-out cells are never
+  read, so they may hold NaN.
+* **Ranking.**  Score descending.  ``ties="first"`` (default): equal scores in
+  column order, the lower column first (``np.argsort(-scores, kind="stable")``).
+  ``"expected"``: the exact expected value over the orderings of each group of
+  equal scores, uniformly random (McSherry & Najork 2008; for ``dcg``/``ndcg`` it
+  equals scikit-learn's tie averaging).  ``"best"`` / ``"worst"``: higher / lower
+  labels first within a group of equal scores, the best / worst value over the
+  orderings for every metric that rewards ranking higher labels higher
+  (precision, recall, hits, mrr, map, ndcg, dcg, err, r_precision, ...);
+  low-precision scores (float16, bfloat16) make such ties common.
+* **Empty rows.**  A row with no label relevant at ``relevance_level`` is empty;
+  ``empty=`` sets all its values: ``"zero"`` (default, scikit-learn's and
+  torchmetrics' default), ``"one"`` (torchmetrics' ``"pos"``), ``"nan"`` (NaN: the
+  aggregate ``res[name]`` is then NaN; ``np.nanmean(res.values, axis=0)`` skips
+  them) or ``"skip"`` (left out of the results: ``res.query_ids`` lacks them,
+  ``res.ignored_queries`` lists them).
+* **Dtypes.**  Read in place, without a copy: float64, float32, float16, bfloat16
+  (ml_dtypes, as used by jax and torch's ``.numpy()`` of a ``view``), int64,
+  int32, int8, uint8 and bool, C-contiguous or strided (transposed, sliced) with
+  non-negative strides.  Other dtypes (int16, uint16 but as bfloat16 bits, uint32,
+  uint64, longdouble) and negative strides are copied once to float64 / a
+  contiguous array.  Anything with ``__dlpack__`` or ``__array__`` on the CPU is
+  accepted (torch, jax, cupy after ``.cpu()`` / ``.get()``), through
+  ``np.from_dlpack`` without a copy where possible.  NaN scores and NaN or infinite
+  labels are errors naming the cell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from ranklens import _ranklens
+from ranklens._checks import check_level, check_threads, positive_int
+from ranklens._names import Metric, parse_metrics
+from ranklens._names._families import FAMILIES
+from ranklens._results import Results
+from ranklens.errors import RanklensInputError
+
+__all__ = ["evaluate_dense"]
+
+TIES = ("first", "expected", "best", "worst")
+EMPTY = ("zero", "nan", "skip", "one")
+
+# Dtypes the core reads as they are.
+_NATIVE = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int8, np.uint8)}
+
+
+class RowIds(Sequence[str]):
+    """The query ids of array rows, ``"0"``, ``"1"``, ...: a lazy list of strings.
+
+    Why: building 100k strings cost more than scoring the rows; these are made
+    only when read.  Compares equal to the list of the same strings.
+    """
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [str(r) for r in self._rows[i].tolist()]
+        return str(int(self._rows[i]))
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(r) for r in self._rows.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RowIds, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RowIds({len(self)} rows)"
+
+
+def as_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a numpy array, without a copy where the source allows."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__"):
+        try:
+            return np.from_dlpack(x)
+        except (TypeError, RuntimeError, BufferError, ValueError):
+            pass  # e.g. bfloat16 or a tensor needing grad: __array__ below
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise RanklensInputError(f"{name} must be an array (numpy, torch, jax, ...): {e}") from e
+
+
+def matrix(x: Any, name: str, *, labels: bool) -> tuple[np.ndarray, str]:
+    """A 2-D array the core reads in place, and how to read ``uint16`` bits
+    (``"f16"``, ``"bf16"`` or ``""``).  Copies only what the docstring above says."""
+    a = as_array(x, name)
+    if a.ndim != 2:
+        raise RanklensInputError(f"{name} must be 2-D (rows x candidates), got shape {a.shape}")
+    half = ""
+    dt = a.dtype
+    if dt == np.bool_:
+        a = a.view(np.uint8)
+    elif dt == np.float16:
+        a, half = a.view(np.uint16), "f16"
+    elif dt.name == "bfloat16":  # ml_dtypes (jax, torch via numpy)
+        a, half = a.view(np.uint16), "bf16"
+    elif dt not in _NATIVE:
+        if dt.kind not in "biuf":
+            raise RanklensInputError(f"{name} must hold numbers, got dtype {dt}")
+        a = a.astype(np.float64)
+    if labels and half:
+        a, half = _half_to_f64(a, half), ""
+    if any(s < 0 for s in a.strides) or any(s % a.itemsize for s in a.strides):
+        a = np.ascontiguousarray(a)
+    return a, half
+
+
+def _half_to_f64(bits: np.ndarray, half: str) -> np.ndarray:
+    if half == "f16":
+        return bits.view(np.float16).astype(np.float64)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def metrics_with_k(metrics: Any, k: int | None) -> list[Metric]:
+    """The parsed metrics, ``k`` given to each that takes a cutoff and has none."""
+    ms = parse_metrics(metrics)
+    if k is None:
+        return ms
+    positive_int(k, "k")
+    return [
+        dataclasses.replace(m, k=k) if m.k is None and FAMILIES[m.family].cutoff != "none" else m
+        for m in ms
+    ]
+
+
+def _choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
+    if value not in allowed:
+        raise RanklensInputError(
+            f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}"
+        )
+    return value
+
+
+def _results(
+    ms: list[Metric], values: np.ndarray, empty_rows: np.ndarray, empty: str, level: float
+) -> Results:
+    rows = np.arange(len(values))
+    ignored: list[str] = []
+    if empty == "skip" and empty_rows.any():
+        ignored = [str(r) for r in np.flatnonzero(empty_rows).tolist()]
+        keep = ~empty_rows
+        values, rows = values[keep], rows[keep]
+    return Results(ms, RowIds(rows), values, [], ignored, level)  # type: ignore[arg-type]
+
+
+def evaluate_dense(
+    scores: Any,
+    labels: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    k: int | None = None,
+    relevance_level: float = 1,
+    empty: str = "zero",
+    ties: str = "first",
+    mask: Any = None,
+    lengths: Any = None,
+    threads: int | None = None,
+) -> Results:
+    """Score each row of ``scores[n_queries, n_candidates]`` against the same row of
+    ``labels`` (scikit-learn's ``ndcg_score`` shape) on ``metrics``, natively.
+
+    ``metrics``: any metric ranklens has, in any accepted spelling; ``k``: the
+    cutoff of each metric given without one that takes one (``["ndcg", "recall"],
+    k=10`` is ``ndcg@10`` and ``recall@10``).  ``relevance_level``: a label >= it is
+    relevant.  ``ties``, ``empty``, ``mask`` / ``lengths`` and the accepted dtypes:
+    see the module documentation (:mod:`ranklens._dense`).  ``threads``: worker
+    threads (default: ``RANKLENS_NUM_THREADS``, else one per core).
+
+    Returns :class:`~ranklens.Results` with query ids ``"0"`` .. ``"n-1"`` and
+    ``res.values`` the ``rows x metrics`` array in row order.
+    """
+    ms = metrics_with_k(metrics, k)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    _choice(ties, TIES, "ties")
+    _choice(empty, EMPTY, "empty")
+    s, half = matrix(scores, "scores", labels=False)
+    lab, _ = matrix(labels, "labels", labels=True)
+    if s.shape != lab.shape:
+        raise RanklensInputError(f"scores has shape {s.shape}, labels {lab.shape}: they must match")
+    mask_arr = None
+    len_arr = None
+    if mask is not None and lengths is not None:
+        raise RanklensInputError("pass mask= or lengths=, not both")
+    if mask is not None:
+        mask_arr = as_array(mask, "mask")
+        if mask_arr.shape != s.shape:
+            raise RanklensInputError(
+                f"mask has shape {mask_arr.shape}, scores {s.shape}: they must match"
+            )
+        mask_arr = (mask_arr if mask_arr.dtype == np.bool_ else mask_arr != 0).view(np.uint8)
+        if any(st < 0 for st in mask_arr.strides):
+            mask_arr = np.ascontiguousarray(mask_arr)
+    if lengths is not None:
+        len_in = as_array(lengths, "lengths")
+        if len_in.shape != (s.shape[0],) or len_in.dtype.kind not in "iu":
+            raise RanklensInputError(
+                f"lengths must be {s.shape[0]} ints (one per row), got dtype "
+                f"{len_in.dtype} and shape {len_in.shape}"
+            )
+        len_arr = np.ascontiguousarray(len_in, dtype=np.int64)
+    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+    values, empty_rows = _ranklens.evaluate_dense(
+        s, lab, specs, level, ties, empty, half, mask_arr, len_arr, nthreads
+    )
+    return _results(ms, values, empty_rows, empty, level)
