@@ -33,6 +33,7 @@ PUBLIC = {
         "evaluate_dense",
         "evaluate_files",
         "explain",
+        "knn_recall",
         "parse_metric",
         "parse_metrics",
         "relstring",

@@ -9,7 +9,7 @@
 """
 
 from ranklens._data import Qrels, Run
-from ranklens._dense import evaluate_dense
+from ranklens._dense import evaluate_dense, knn_recall
 from ranklens._evaluate import evaluate
 from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
@@ -37,6 +37,7 @@ __all__ = [
     "evaluate_dense",
     "evaluate_files",
     "explain",
+    "knn_recall",
     "parse_metric",
     "parse_metrics",
     "relstring",

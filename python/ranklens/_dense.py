@@ -50,7 +50,7 @@ from ranklens._names._families import FAMILIES
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
-__all__ = ["evaluate_dense"]
+__all__ = ["evaluate_dense", "knn_recall"]
 
 TIES = ("first", "expected", "best", "worst")
 EMPTY = ("zero", "nan", "skip", "one")
@@ -234,3 +234,62 @@ def evaluate_dense(
         s, lab, specs, level, ties, empty, half, mask_arr, len_arr, nthreads
     )
     return _results(ms, values, empty_rows, empty, level)
+
+
+def _ids(x: Any, name: str) -> np.ndarray:
+    """An id matrix as int64 (other integer dtypes are copied)."""
+    a = as_array(x, name)
+    if a.ndim != 2:
+        raise RanklensInputError(f"{name} must be 2-D (rows x ids), got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise RanklensInputError(f"{name} must hold integer ids, got dtype {a.dtype}")
+    if a.dtype != np.int64:
+        if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+            raise RanklensInputError(f"{name}: ids above 2**63 - 1 are not supported")
+        a = a.astype(np.int64)
+    if any(s < 0 or s % 8 for s in a.strides):
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def knn_recall(
+    approx: Any,
+    exact: Any,
+    k: int,
+    distances: tuple[Any, Any] | None = None,
+    *,
+    epsilon: float = 1e-3,
+    threads: int | None = None,
+) -> np.ndarray:
+    """Vector-search recall@k of each query: a float64 array, one value per row.
+
+    ``approx[n, >=k]``: the neighbour ids an index returned, best first;
+    ``exact[n, >=k]``: the true nearest neighbours.  Default: the share of the
+    first ``k`` exact ids found among the first ``k`` approximate ones,
+    ``|set(approx[i, :k]) & set(exact[i, :k])| / k`` (negative ids are padding and
+    match nothing; an id returned twice counts once).  ``distances=(approx_dist,
+    exact_dist)``: ann-benchmarks' definition instead, robust to equidistant
+    neighbours: the share of the first ``k`` approximate neighbours whose distance
+    is at most the ``k``-th exact distance + ``epsilon`` (ids are then not read).
+    The mean over queries is ``knn_recall(...).mean()``.
+    """
+    positive_int(k, "k")
+    nthreads = check_threads(threads)
+    if distances is None:
+        a, e = _ids(approx, "approx"), _ids(exact, "exact")
+        return _ranklens.knn_recall(a, e, k, nthreads)
+    if not isinstance(distances, tuple) or len(distances) != 2:
+        raise RanklensInputError("distances must be a pair (approx_distances, exact_distances)")
+    ad, ed = (_floats(d, n) for d, n in zip(distances, ("approx distances", "exact distances")))
+    return _ranklens.knn_recall_distances(ad, ed, k, float(epsilon), nthreads)
+
+
+def _floats(x: Any, name: str) -> np.ndarray:
+    a = as_array(x, name)
+    if a.ndim != 2 or a.dtype.kind not in "iuf":
+        raise RanklensInputError(f"{name} must be a 2-D array of numbers, got {a.dtype} {a.shape}")
+    if a.dtype != np.float64:
+        a = a.astype(np.float64)
+    if any(s < 0 or s % 8 for s in a.strides):
+        a = np.ascontiguousarray(a)
+    return a
