@@ -50,7 +50,7 @@ from ranklens._names._families import FAMILIES
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
-__all__ = ["evaluate_dense", "knn_recall"]
+__all__ = ["evaluate_dense", "evaluate_topk", "knn_recall"]
 
 TIES = ("first", "expected", "best", "worst")
 EMPTY = ("zero", "nan", "skip", "one")
@@ -234,6 +234,79 @@ def evaluate_dense(
         s, lab, specs, level, ties, empty, half, mask_arr, len_arr, nthreads
     )
     return _results(ms, values, empty_rows, empty, level)
+
+
+def evaluate_topk(
+    ids: Any,
+    relevant: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    k: int | None = None,
+    relevance_level: float = 1,
+    empty: str = "zero",
+    relevant_is: str = "auto",
+    threads: int | None = None,
+) -> Results:
+    """Score ranked id lists ``ids[n, k]`` (best first; negative ids are padding,
+    left out with ranks closing up) on ``metrics``.
+
+    ``relevant`` takes one of two forms (``relevant_is``; ``"auto"``: a float or
+    bool array is labels, an integer one ids):
+
+    * ``"ids"``: each row's relevant ids, any order, padded with negative ids (ANN
+      ground truth; a ragged list of lists is padded for you).  A retrieved id
+      among them has label 1, any other is not judged (trec_eval: not in the
+      qrels), and R is the number of distinct relevant ids.
+    * ``"labels"``: a matrix of the shape of ``ids`` holding each retrieved id's
+      label.  The judged candidates are the retrieved ones, so R counts the
+      relevant ones among them (what was not retrieved is unknown).
+
+    A non-negative id twice in one row is an error.  ``k``, ``relevance_level``,
+    ``empty`` and ``threads``: as in :func:`evaluate_dense`.
+    """
+    return _topk(ids, relevant, metrics, k, relevance_level, empty, threads, relevant_is)
+
+
+def _topk(
+    ids: Any,
+    relevant: Any,
+    metrics: Any,
+    k: int | None,
+    relevance_level: Any,
+    empty: str,
+    threads: Any,
+    relevant_is: str,
+) -> Results:
+    ms = metrics_with_k(metrics, k)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    _choice(empty, EMPTY, "empty")
+    ids_a = _ids(ids, "ids")
+    rel = (
+        _ragged(relevant) if isinstance(relevant, (list, tuple)) else as_array(relevant, "relevant")
+    )
+    if rel.ndim != 2:
+        raise RanklensInputError(f"relevant must be 2-D, got shape {rel.shape}")
+    _choice(relevant_is, ("auto", "ids", "labels"), "relevant_is")
+    labels = rel.dtype.kind in "fb" if relevant_is == "auto" else relevant_is == "labels"
+    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+    if labels:
+        rel_a, _ = matrix(rel, "relevant", labels=True)
+        kind = "labels"
+    else:
+        rel_a = _ids(rel, "relevant")
+        kind = "ids"
+    values, empty_rows = _ranklens.evaluate_topk(ids_a, rel_a, kind, specs, level, empty, nthreads)
+    return _results(ms, values, empty_rows, empty, level)
+
+
+def _ragged(rows: Sequence[Sequence[int]]) -> np.ndarray:
+    """A list of id lists as a matrix padded with -1."""
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), -1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
 
 
 def _ids(x: Any, name: str) -> np.ndarray:

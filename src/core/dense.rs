@@ -319,7 +319,7 @@ pub fn evaluate_dense(
         scores.load(i, &mut s.scores);
         labels.load(i, &mut s.labels);
         keep_valid(s, valid, i);
-        check_row(i, &s.scores, &s.labels, &s.cols)?;
+        check_row(&s.scores, &s.labels, matrix_cell(i, &s.cols))?;
         if empty_row(&s.labels, level, empty, out) {
             return Ok(true);
         }
@@ -417,29 +417,34 @@ fn check_valid(valid: &Valid<'_>, rows: usize, cols: usize) -> Result<()> {
     }
 }
 
-/// NaN scores and NaN or infinite labels are errors naming the cell
-/// (`cols`: the column of each kept cell, or empty when all are kept).
-fn check_row(i: usize, scores: &[f64], labels: &[f64], cols: &[u32]) -> Result<()> {
+/// NaN scores and NaN or infinite labels are errors naming the cell:
+/// `cell(j)` is the index of the row's `j`-th kept cell as users write it.
+fn check_row(scores: &[f64], labels: &[f64], cell: impl Fn(usize) -> String) -> Result<()> {
     // Branch-free scans first (they vectorise); positions only on failure.
     let nan = scores.iter().fold(false, |a, x| a | x.is_nan());
     if !nan && !labels.iter().fold(false, |a, l| a | !l.is_finite()) {
         return Ok(());
     }
-    let col = |j: usize| cols.get(j).map_or(j, |&c| c as usize);
     if let Some(j) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::InvalidInput(format!(
-            "scores[{i}, {}] is NaN (pass mask= to leave cells out)",
-            col(j)
+            "scores{} is NaN (pass mask= to leave cells out)",
+            cell(j)
         )));
     }
     if let Some(j) = labels.iter().position(|l| !l.is_finite()) {
         return Err(Error::InvalidInput(format!(
-            "labels[{i}, {}] is {} (labels must be finite; pass mask= to leave cells out)",
-            col(j),
+            "labels{} is {} (labels must be finite; pass mask= to leave cells out)",
+            cell(j),
             labels[j]
         )));
     }
     Ok(())
+}
+
+/// `[i, j]`: cell `j` of row `i`, `cols` holding the column of each kept
+/// cell (empty when all are kept).
+fn matrix_cell(i: usize, cols: &[u32]) -> impl Fn(usize) -> String + '_ {
+    move |j| format!("[{i}, {}]", cols.get(j).map_or(j, |&c| c as usize))
 }
 
 /// The parallel loop over rows: `row(scratch, i, out)` writes row `i`'s
@@ -604,14 +609,13 @@ pub fn evaluate_topk(
     empty: Empty,
 ) -> Result<DenseEvaluation> {
     let rows = ids.rows;
-    let max = match relevant {
+    match relevant {
         Relevant::Ids(r) if r.rows != rows => {
             return Err(Error::InvalidInput(format!(
                 "relevant has {} rows, ids {rows}: they must match",
                 r.rows
             )))
         }
-        Relevant::Ids(_) => 1.0,
         Relevant::Labels(l) if l.shape() != (rows, ids.cols) => {
             return Err(Error::InvalidInput(format!(
                 "relevant labels have shape {:?}, ids {:?}: they must match",
@@ -619,9 +623,21 @@ pub fn evaluate_topk(
                 (rows, ids.cols)
             )))
         }
-        Relevant::Labels(l) => max_label(l, &Valid::All, rows),
+        _ => {}
+    }
+    let max = || match relevant {
+        Relevant::Ids(_) => 1.0,
+        Relevant::Labels(l) => {
+            // The padding's labels are not candidates: left out.
+            let mut s = Scratch::default();
+            (0..rows).fold(0.0, |acc, i| {
+                l.load(i, &mut s.labels);
+                let kept = (0..ids.cols).filter(|&j| ids.get(i, j) >= 0);
+                kept.fold(acc, |a: f64, j| a.max(s.labels[j]))
+            })
+        }
     };
-    let metrics = setup(metrics, level, DenseTies::First, || max)?;
+    let metrics = setup(metrics, level, DenseTies::First, max)?;
     run_rows(rows, metrics.len(), |s, i, out| {
         s.ids.clear();
         s.ids.extend((0..ids.cols).map(|j| ids.get(i, j)));
