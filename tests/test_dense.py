@@ -120,22 +120,17 @@ MONOTONE = parse_metrics(
 @given(m=matrices(max_cols=6), level=st.sampled_from([1, 2]))
 def test_best_and_worst_bound_every_ordering(m, level):
     scores, labels, _, _ = m
-    best = ranklens.evaluate_dense(
-        np.array(scores).reshape(len(scores), -1),
-        np.array(labels, dtype=float).reshape(len(labels), -1),
-        MONOTONE,
-        relevance_level=level,
-        ties="best",
-        empty="nan",
-    ).values
-    worst = ranklens.evaluate_dense(
-        np.array(scores).reshape(len(scores), -1),
-        np.array(labels, dtype=float).reshape(len(labels), -1),
-        MONOTONE,
-        relevance_level=level,
-        ties="worst",
-        empty="nan",
-    ).values
+    best, worst = (
+        ranklens.evaluate_dense(
+            np.array(scores).reshape(len(scores), -1),
+            np.array(labels, dtype=float).reshape(len(labels), -1),
+            MONOTONE,
+            relevance_level=level,
+            ties=ties,
+            empty="nan",
+        ).values
+        for ties in ("best", "worst")
+    )
     for i, (srow, lrow) in enumerate(zip(scores, labels)):
         # Every ordering of the tied cells: permute columns, rank with "first".
         vals = []

@@ -96,7 +96,7 @@ def test_bad_input():
         ranklens.knn_recall(a, a, 0)
     with pytest.raises(RanklensInputError, match="approx has 2 rows, exact 1"):
         ranklens.knn_recall(a, a[:1], 2)
-    with pytest.raises(RanklensInputError, match="integer ids"):
+    with pytest.raises(RanklensInputError, match="must hold integers"):
         ranklens.knn_recall(a * 1.0, a, 2)
     with pytest.raises(RanklensInputError, match="distances must be a pair"):
         ranklens.knn_recall(a, a, 2, distances=a)

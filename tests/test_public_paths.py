@@ -32,6 +32,7 @@ PUBLIC = {
         "evaluate",
         "evaluate_dense",
         "evaluate_files",
+        "evaluate_flat",
         "evaluate_topk",
         "explain",
         "knn_recall",

@@ -113,5 +113,5 @@ def test_bad_input():
         ranklens.evaluate_topk(np.array([[1, 2]]), np.ones((1, 3)), "mrr")
     with pytest.raises(RanklensInputError, match="relevant_is must be one of"):
         ranklens.evaluate_topk(np.array([[1, 2]]), [[1]], "mrr", relevant_is="both")
-    with pytest.raises(RanklensInputError, match="integer ids"):
+    with pytest.raises(RanklensInputError, match="must hold integers"):
         ranklens.evaluate_topk(np.array([[1.0, 2.0]]), [[1]], "mrr")

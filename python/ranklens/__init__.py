@@ -9,7 +9,7 @@
 """
 
 from ranklens._data import Qrels, Run
-from ranklens._dense import evaluate_dense, evaluate_topk, knn_recall
+from ranklens._dense import evaluate_dense, evaluate_flat, evaluate_topk, knn_recall
 from ranklens._evaluate import evaluate
 from ranklens._explain import Explanation, explain
 from ranklens._names import Metric, parse_metric, parse_metrics
@@ -36,6 +36,7 @@ __all__ = [
     "evaluate",
     "evaluate_dense",
     "evaluate_files",
+    "evaluate_flat",
     "evaluate_topk",
     "explain",
     "knn_recall",

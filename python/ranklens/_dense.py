@@ -50,7 +50,7 @@ from ranklens._names._families import FAMILIES
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
-__all__ = ["evaluate_dense", "evaluate_topk", "knn_recall"]
+__all__ = ["evaluate_dense", "evaluate_flat", "evaluate_topk", "knn_recall"]
 
 TIES = ("first", "expected", "best", "worst")
 EMPTY = ("zero", "nan", "skip", "one")
@@ -153,6 +153,19 @@ def metrics_with_k(metrics: Any, k: int | None) -> list[Metric]:
     ]
 
 
+def _setup(
+    metrics: Any, k: Any, relevance_level: Any, threads: Any, empty: Any, ties: Any = "first"
+) -> tuple[list[Metric], list[tuple[Any, ...]], float, int | None]:
+    """The checked arguments every entry point shares: ``(metrics, specs for the
+    core, relevance level, threads)``."""
+    ms = metrics_with_k(metrics, k)
+    level = check_level(relevance_level)
+    nthreads = check_threads(threads)
+    _choice(ties, TIES, "ties")
+    _choice(empty, EMPTY, "empty")
+    return ms, [(m.family, m.k, m.rel, list(m.params)) for m in ms], level, nthreads
+
+
 def _choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
     if value not in allowed:
         raise RanklensInputError(
@@ -162,12 +175,18 @@ def _choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
 
 
 def _results(
-    ms: list[Metric], values: np.ndarray, empty_rows: np.ndarray, empty: str, level: float
+    ms: list[Metric],
+    values: np.ndarray,
+    empty_rows: np.ndarray,
+    empty: str,
+    level: float,
+    keys: np.ndarray | None = None,
 ) -> Results:
-    rows = np.arange(len(values))
+    """Results of rows whose ids are ``keys`` (default: the row numbers)."""
+    rows = np.arange(len(values)) if keys is None else keys
     ignored: list[str] = []
     if empty == "skip" and empty_rows.any():
-        ignored = [str(r) for r in np.flatnonzero(empty_rows).tolist()]
+        ignored = [str(r) for r in rows[empty_rows].tolist()]
         keep = ~empty_rows
         values, rows = values[keep], rows[keep]
     return Results(ms, RowIds(rows), values, [], ignored, level)  # type: ignore[arg-type]
@@ -199,11 +218,7 @@ def evaluate_dense(
     Returns :class:`~ranklens.Results` with query ids ``"0"`` .. ``"n-1"`` and
     ``res.values`` the ``rows x metrics`` array in row order.
     """
-    ms = metrics_with_k(metrics, k)
-    level = check_level(relevance_level)
-    nthreads = check_threads(threads)
-    _choice(ties, TIES, "ties")
-    _choice(empty, EMPTY, "empty")
+    ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty, ties)
     s, half = matrix(scores, "scores", labels=False)
     lab, _ = matrix(labels, "labels", labels=True)
     if s.shape != lab.shape:
@@ -229,11 +244,53 @@ def evaluate_dense(
                 f"{len_in.dtype} and shape {len_in.shape}"
             )
         len_arr = np.ascontiguousarray(len_in, dtype=np.int64)
-    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
     values, empty_rows = _ranklens.evaluate_dense(
         s, lab, specs, level, ties, empty, half, mask_arr, len_arr, nthreads
     )
     return _results(ms, values, empty_rows, empty, level)
+
+
+def evaluate_flat(
+    preds: Any,
+    target: Any,
+    indexes: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    k: int | None = None,
+    relevance_level: float = 1,
+    empty: str = "zero",
+    ties: str = "first",
+    threads: int | None = None,
+) -> Results:
+    """Score flat cells grouped by query: torchmetrics' ``(preds, target, indexes)``.
+
+    Cell ``c`` has score ``preds[c]``, label ``target[c]`` and belongs to the query
+    ``indexes[c]`` (any integers, sorted or not).  Each query is one row of
+    :func:`evaluate_dense` (same semantics; ``ties="first"`` breaks ties by input
+    position), grouped natively: no Python loop, no allocation proportional to the
+    largest index; a sorted ``indexes`` costs nothing more, a shuffled one one
+    stable sort of the cell numbers (8 bytes a cell).  Arrays of any shape are
+    read flattened (multi-dimensional non-contiguous ones are copied to do so).
+
+    Returns :class:`~ranklens.Results` with one row per distinct index value,
+    ascending; the query ids are those values as strings.
+    """
+    ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty, ties)
+    p, t, ix = (
+        as_array(x, n) for x, n in ((preds, "preds"), (target, "target"), (indexes, "indexes"))
+    )
+    if p.shape != t.shape or p.size != ix.size:
+        raise RanklensInputError(
+            f"preds, target and indexes must have as many cells, got shapes {p.shape}, "
+            f"{t.shape} and {ix.shape}"
+        )
+    idx = np.ascontiguousarray(_int64(ix.reshape(-1), "indexes"))
+    s, half = matrix(p.reshape(1, -1), "preds", labels=False)
+    lab, _ = matrix(t.reshape(1, -1), "target", labels=True)
+    values, empty_rows, keys = _ranklens.evaluate_flat(
+        s, lab, idx, specs, level, ties, empty, half, nthreads
+    )
+    return _results(ms, values, empty_rows, empty, level, keys)
 
 
 def evaluate_topk(
@@ -277,10 +334,7 @@ def _topk(
     threads: Any,
     relevant_is: str,
 ) -> Results:
-    ms = metrics_with_k(metrics, k)
-    level = check_level(relevance_level)
-    nthreads = check_threads(threads)
-    _choice(empty, EMPTY, "empty")
+    ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty)
     ids_a = _ids(ids, "ids")
     rel = (
         _ragged(relevant) if isinstance(relevant, (list, tuple)) else as_array(relevant, "relevant")
@@ -289,7 +343,6 @@ def _topk(
         raise RanklensInputError(f"relevant must be 2-D, got shape {rel.shape}")
     _choice(relevant_is, ("auto", "ids", "labels"), "relevant_is")
     labels = rel.dtype.kind in "fb" if relevant_is == "auto" else relevant_is == "labels"
-    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
     if labels:
         rel_a, _ = matrix(rel, "relevant", labels=True)
         kind = "labels"
@@ -314,15 +367,21 @@ def _ids(x: Any, name: str) -> np.ndarray:
     a = as_array(x, name)
     if a.ndim != 2:
         raise RanklensInputError(f"{name} must be 2-D (rows x ids), got shape {a.shape}")
-    if a.dtype.kind not in "iu":
-        raise RanklensInputError(f"{name} must hold integer ids, got dtype {a.dtype}")
-    if a.dtype != np.int64:
-        if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
-            raise RanklensInputError(f"{name}: ids above 2**63 - 1 are not supported")
-        a = a.astype(np.int64)
+    a = _int64(a, name)
     if any(s < 0 or s % 8 for s in a.strides):
         a = np.ascontiguousarray(a)
     return a
+
+
+def _int64(a: np.ndarray, name: str) -> np.ndarray:
+    """An integer array as int64 (other integer dtypes are copied)."""
+    if a.dtype.kind not in "iu":
+        raise RanklensInputError(f"{name} must hold integers, got dtype {a.dtype}")
+    if a.dtype == np.int64:
+        return a
+    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise RanklensInputError(f"{name}: values above 2**63 - 1 are not supported")
+    return a.astype(np.int64)
 
 
 def knn_recall(

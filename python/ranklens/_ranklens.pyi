@@ -109,3 +109,14 @@ def knn_recall_distances(
     epsilon: float,
     threads: int | None = None,
 ) -> npt.NDArray[np.float64]: ...
+def evaluate_flat(
+    scores: npt.NDArray[Any],
+    labels: npt.NDArray[Any],
+    indexes: npt.NDArray[np.int64],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    ties: str,
+    empty: str,
+    scores_half: str = "",
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.int64]]: ...

@@ -243,3 +243,60 @@ pub(super) fn knn_recall_distances<'py>(
         .map_err(|e| to_py(py, e))?;
     Ok(out.into_pyarray(py))
 }
+
+type FlatOut<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// Score flat cells grouped by `indexes` (1-D int64); `scores` and `labels`
+/// are 1 x N views.  Returns as `evaluate_dense`, plus the index value of
+/// each row (ascending).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (scores, labels, indexes, metrics, relevance_level, ties, empty, scores_half = "", threads = None))]
+pub(super) fn evaluate_flat<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    labels: &Bound<'py, PyAny>,
+    indexes: PyReadonlyArray1<'py, i64>,
+    metrics: Vec<MetricArg>,
+    relevance_level: f64,
+    ties: &str,
+    empty: &str,
+    scores_half: &str,
+    threads: Option<usize>,
+) -> PyResult<FlatOut<'py>> {
+    let err = |e: Error| to_py(py, e);
+    let (_, specs) = eval_setup(&metrics, relevance_level, false, None, "trec").map_err(err)?;
+    let ties = DenseTies::from_name(ties).map_err(err)?;
+    let empty = Empty::from_name(empty).map_err(err)?;
+    let (s, l) = (
+        arr(scores, scores_half, "preds")?,
+        arr(labels, "", "target")?,
+    );
+    let (s, l) = (s.numbers()?, l.numbers()?);
+    let idx = indexes.as_slice().map_err(super::non_contiguous)?;
+    if idx.len() != s.shape().1 {
+        return Err(err(Error::InvalidInput(format!(
+            "indexes has {} entries for {} cells",
+            idx.len(),
+            s.shape().1
+        ))));
+    }
+    let (out, keys) = py
+        .detach(|| {
+            eval::with_threads(threads, || {
+                let groups = dense::group_flat(idx);
+                let out =
+                    dense::evaluate_flat(&s, &l, &groups, &specs, relevance_level, ties, empty)?;
+                Ok::<_, Error>((out, groups.keys))
+            })
+        })
+        .and_then(|x| x)
+        .map_err(err)?;
+    let rows = keys.len();
+    let (values, empty_rows) = output(py, out, rows, specs.len())?;
+    Ok((values, empty_rows, keys.into_pyarray(py)))
+}

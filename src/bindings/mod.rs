@@ -164,6 +164,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::evaluate_flat, m)?)?;
     m.add_function(wrap_pyfunction!(dense::knn_recall, m)?)?;
     m.add_function(wrap_pyfunction!(dense::knn_recall_distances, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -164,6 +164,21 @@ impl Numbers<'_> {
         }
     }
 
+    /// Cells `(0, j)` for `j` in `cells`, as f64, into `out` (as `load`).
+    fn load_cells(&self, cells: impl Iterator<Item = usize>, out: &mut Vec<f64>) {
+        out.clear();
+        match self {
+            Numbers::F64(m) => out.extend(cells.map(|j| m.get(0, j) + 0.0)),
+            Numbers::F32(m) => out.extend(cells.map(|j| m.get(0, j) as f64 + 0.0)),
+            Numbers::F16(m) => out.extend(cells.map(|j| f16_to_f64(m.get(0, j)) + 0.0)),
+            Numbers::Bf16(m) => out.extend(cells.map(|j| bf16_to_f64(m.get(0, j)) + 0.0)),
+            Numbers::I64(m) => out.extend(cells.map(|j| m.get(0, j) as f64)),
+            Numbers::I32(m) => out.extend(cells.map(|j| m.get(0, j) as f64)),
+            Numbers::I8(m) => out.extend(cells.map(|j| m.get(0, j) as f64)),
+            Numbers::U8(m) => out.extend(cells.map(|j| m.get(0, j) as f64)),
+        }
+    }
+
     /// Row `i` as f64 into `out`.  `-0.0` becomes `0.0` (`x + 0.0`), so that
     /// the two tie, as they compare equal.
     fn load(&self, i: usize, out: &mut Vec<f64>) {
@@ -700,6 +715,114 @@ fn check_distinct(i: usize, ids: &[i64], buf: &mut Vec<i64>) -> Result<()> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Flat cells grouped by query (torchmetrics' `(preds, target, indexes)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlatGroups {
+    /// Group `g` is cells `order[offsets[g]..offsets[g + 1]]` (or that range of
+    /// cells itself when `order` is empty: `indexes` was sorted).
+    pub offsets: Vec<i64>,
+    /// The cells in group order, input order within a group; empty when the
+    /// input is already grouped.
+    pub order: Vec<i64>,
+    /// The index value of each group, ascending.
+    pub keys: Vec<i64>,
+}
+
+/// Group cells by their `indexes` value: any values, sorted or not; memory
+/// proportional to the number of cells when unsorted (one stable sort of
+/// cell numbers), to the number of groups otherwise, never to the largest
+/// index value.
+pub fn group_flat(indexes: &[i64]) -> FlatGroups {
+    let sorted = indexes.windows(2).all(|w| w[0] <= w[1]);
+    let mut order: Vec<i64> = Vec::new();
+    if !sorted {
+        order.extend(0..indexes.len() as i64);
+        order.par_sort_by_key(|&c| indexes[c as usize]);
+    }
+    let key = |p: usize| {
+        if sorted {
+            indexes[p]
+        } else {
+            indexes[order[p] as usize]
+        }
+    };
+    let mut offsets = Vec::new();
+    let mut keys = Vec::new();
+    for p in 0..indexes.len() {
+        if p == 0 || key(p) != key(p - 1) {
+            offsets.push(p as i64);
+            keys.push(key(p));
+        }
+    }
+    offsets.push(indexes.len() as i64);
+    FlatGroups {
+        offsets,
+        order,
+        keys,
+    }
+}
+
+/// Score flat `(scores, labels)` cells (1 x N matrices) grouped by
+/// [`group_flat`]: group `g` is query `g`, its cells in input order (so
+/// `DenseTies::First` breaks ties by input position).
+pub fn evaluate_flat(
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    groups: &FlatGroups,
+    metrics: &[MetricSpec],
+    level: f64,
+    ties: DenseTies,
+    empty: Empty,
+) -> Result<DenseEvaluation> {
+    let n = scores.shape().1;
+    if scores.shape().0 != 1 || labels.shape() != (1, n) {
+        return Err(Error::InvalidInput(format!(
+            "scores and labels must be flat with as many cells, got {:?} and {:?}",
+            scores.shape(),
+            labels.shape()
+        )));
+    }
+    let FlatGroups { offsets, order, .. } = groups;
+    let bad = offsets.first() != Some(&0)
+        || offsets.last() != Some(&(n as i64))
+        || offsets.windows(2).any(|w| w[1] < w[0])
+        || (!order.is_empty()
+            && (order.len() != n || order.iter().any(|&c| c < 0 || c as usize >= n)));
+    if bad {
+        return Err(Error::InvalidInput(
+            "internal: flat groups do not fit the cells".into(),
+        ));
+    }
+    let cells = |g: usize| {
+        let (a, b) = (offsets[g] as usize, offsets[g + 1] as usize);
+        (a..b).map(move |p| {
+            if order.is_empty() {
+                p
+            } else {
+                order[p] as usize
+            }
+        })
+    };
+    let metrics = setup(metrics, level, ties, || {
+        let mut row = Vec::new();
+        labels.load_cells(0..n, &mut row);
+        err::max_label(&row)
+    })?;
+    run_rows(offsets.len() - 1, metrics.len(), |s, g, out| {
+        scores.load_cells(cells(g), &mut s.scores);
+        labels.load_cells(cells(g), &mut s.labels);
+        s.cols.clear();
+        s.cols.extend(cells(g).map(|c| c as u32));
+        check_row(&s.scores, &s.labels, |j| format!("[{}]", s.cols[j]))?;
+        if empty_row(&s.labels, level, empty, out) {
+            return Ok(true);
+        }
+        rank_row(s, ties);
+        score_row(s, &metrics, level, ties, out);
+        Ok(false)
+    })
 }
 
 /// Vector-search recall of each row: `|approx[i, :k] ∩ exact[i, :k]| / k`,

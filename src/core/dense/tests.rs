@@ -1,6 +1,7 @@
 use super::*;
 use crate::core::encode::{Builder, Kind};
 use crate::core::eval::{evaluate, Side};
+use crate::core::metrics::testutil::FAMILIES;
 use proptest::prelude::*;
 
 fn spec(name: &str, k: Option<usize>) -> MetricSpec {
@@ -250,49 +251,6 @@ fn knn_recall_counts_distinct_shared_ids() {
     assert_eq!(r, vec![2.0 / 3.0]);
 }
 
-const FAMILIES: &[&str] = &[
-    "precision",
-    "recall",
-    "f1",
-    "hits",
-    "hit_rate",
-    "mrr",
-    "map",
-    "ndcg",
-    "ndcg_burges",
-    "dcg",
-    "r_precision",
-    "bpref",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "set_f",
-    "set_map",
-    "relative_precision",
-    "utility",
-    "rprec_mult",
-    "num_nonrel_judged_ret",
-    "num_q",
-    "iprec_at_recall",
-    "iprec_avg",
-    "inf_ap",
-    "gm_map",
-    "gm_bpref",
-    "unjudged",
-    "bin_g",
-    "g",
-    "ndcg_rel",
-    "rndcg",
-    "rbp",
-    "rbp_resid",
-    "err",
-    "judged",
-    "auc",
-    "first_rel_rank",
-    "fallout",
-    "idcg",
-];
-
 /// The same rows through the id path: docs named by column, in column order,
 /// `Ties::Input` (the given order) or `Ties::Expected`.
 fn by_ids(
@@ -341,25 +299,16 @@ proptest! {
         let scores: Vec<f64> = seed[..n].iter().map(|&(s, _)| s as f64 / 2.0).collect();
         let labels: Vec<f64> = seed[..n].iter().map(|&(_, l)| [0.0, 0.0, 1.0, 2.0][l as usize]).collect();
         let first: Vec<MetricSpec> = FAMILIES.iter().flat_map(|f| [spec(f, None), MetricSpec::new(f, Some(3), None, &[]).unwrap_or(spec(f, None))]).collect();
-        let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, &first, 1.0, DenseTies::First, Empty::Nan).unwrap();
-        let ids = by_ids(&scores, &labels, rows, cols, &first, Ties::Input);
-        let nm = first.len();
-        for i in 0..rows {
-            if dense.empty[i] { continue; }
-            for c in 0..nm {
-                let (a, b) = (dense.values[i * nm + c], ids[i * nm + c]);
-                prop_assert!(same(a, b), "row {i} {:?}: {a} vs {b}", first[c]);
-            }
-        }
         let exp: Vec<MetricSpec> = first.iter().filter(|m| crate::core::metrics::expected::supported(m.family)).cloned().collect();
-        let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, &exp, 1.0, DenseTies::Expected, Empty::Nan).unwrap();
-        let ids = by_ids(&scores, &labels, rows, cols, &exp, Ties::Expected);
-        let nm = exp.len();
-        for i in 0..rows {
-            if dense.empty[i] { continue; }
-            for c in 0..nm {
-                let (a, b) = (dense.values[i * nm + c], ids[i * nm + c]);
-                prop_assert!(same(a, b), "expected, row {i} {:?}: {a} vs {b}", exp[c]);
+        for (m, dt, t) in [(&first, DenseTies::First, Ties::Input), (&exp, DenseTies::Expected, Ties::Expected)] {
+            let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, m, 1.0, dt, Empty::Nan).unwrap();
+            let ids = by_ids(&scores, &labels, rows, cols, m, t);
+            let nm = m.len();
+            for i in (0..rows).filter(|&i| !dense.empty[i]) {
+                for c in 0..nm {
+                    let (a, b) = (dense.values[i * nm + c], ids[i * nm + c]);
+                    prop_assert!(same(a, b), "{dt:?}, row {i} {:?}: {a} vs {b}", m[c]);
+                }
             }
         }
     }
@@ -379,4 +328,37 @@ proptest! {
         rank_by_sorting(&mut s, DenseTies::First);
         prop_assert_eq!(counted, s.ranked.clone());
     }
+}
+
+#[test]
+fn flat_cells_group_by_index_value() {
+    // Sorted: no order, offsets at each change.
+    let g = group_flat(&[-5, -5, 3, 9, 9, 9]);
+    assert_eq!(
+        (g.offsets, g.order, g.keys),
+        (vec![0, 2, 3, 6], vec![], vec![-5, 3, 9])
+    );
+    // Shuffled: cells in group order, input order within a group.
+    let g = group_flat(&[9, -5, 9, 3, -5]);
+    assert_eq!(g.order, vec![1, 4, 3, 0, 2]);
+    assert_eq!((g.offsets, g.keys), (vec![0, 2, 3, 5], vec![-5, 3, 9]));
+    assert_eq!(group_flat(&[]).offsets, vec![0]);
+    // Scored: group -5 = cells 1 (0.9, label 0) and 4 (0.1, label 1): mrr 1/2;
+    // group 3 = cell 3 (label 1): 1; group 9 = cells 0, 2 (labels 1, 0), tied
+    // scores, input order: mrr 1.
+    let scores = [0.5, 0.9, 0.5, 0.2, 0.1];
+    let labels = [1.0, 0.0, 0.0, 1.0, 1.0];
+    let g = group_flat(&[9, -5, 9, 3, -5]);
+    let m = [spec("mrr", None)];
+    let e = evaluate_flat(
+        &f64s(&scores, 1, 5),
+        &f64s(&labels, 1, 5),
+        &g,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(e.values, vec![0.5, 1.0, 1.0]);
 }
