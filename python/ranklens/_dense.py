@@ -24,15 +24,15 @@ candidates.  Semantics (the same for every entry point here):
   aggregate ``res[name]`` is then NaN; ``np.nanmean(res.values, axis=0)`` skips
   them) or ``"skip"`` (left out of the results: ``res.query_ids`` lacks them,
   ``res.ignored_queries`` lists them).
-* **Dtypes.**  Read in place, without a copy: float64, float32, float16, bfloat16
-  (ml_dtypes, as used by jax and torch's ``.numpy()`` of a ``view``), int64,
-  int32, int8, uint8 and bool, C-contiguous or strided (transposed, sliced) with
-  non-negative strides.  Other dtypes (int16, uint16 but as bfloat16 bits, uint32,
-  uint64, longdouble) and negative strides are copied once to float64 / a
-  contiguous array.  Anything with ``__dlpack__`` or ``__array__`` on the CPU is
-  accepted (torch, jax, cupy after ``.cpu()`` / ``.get()``), through
-  ``np.from_dlpack`` without a copy where possible.  NaN scores and NaN or infinite
-  labels are errors naming the cell.
+* **Dtypes.**  Read in place, without a copy: float64, float32, float16 and
+  bfloat16 (ml_dtypes, as jax and torch tensors convert) scores, float64, float32,
+  int64, int32, int8, uint8 and bool labels (and integer scores), C-contiguous or
+  strided (transposed, sliced) with non-negative strides.  Copied once: float16 or
+  bfloat16 labels and other dtypes (int16, uint16, uint32, uint64, longdouble) to
+  float64, negative strides to a contiguous array.  Anything with ``__dlpack__``
+  or ``__array__`` on the CPU is accepted (torch, jax, cupy after ``.cpu()`` /
+  ``.get()``), through ``np.from_dlpack`` without a copy where possible.  NaN
+  scores and NaN or infinite labels are errors naming the cell.
 """
 
 from __future__ import annotations

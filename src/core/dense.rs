@@ -738,8 +738,13 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
     let sorted = indexes.windows(2).all(|w| w[0] <= w[1]);
     let mut order: Vec<i64> = Vec::new();
     if !sorted {
-        order.extend(0..indexes.len() as i64);
-        order.par_sort_by_key(|&c| indexes[c as usize]);
+        // Sort (index, cell) pairs, not cell numbers by an indirect key: the
+        // indirect sort read `indexes` at random on every comparison (15x
+        // slower on 10M shuffled cells).  Pairs are distinct, so an unstable
+        // sort keeps input order within a group.
+        let mut pairs: Vec<(i64, i64)> = indexes.iter().copied().zip(0..).collect();
+        pairs.par_sort_unstable();
+        order.extend(pairs.iter().map(|&(_, c)| c));
     }
     let key = |p: usize| {
         if sorted {
