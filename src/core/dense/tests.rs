@@ -12,6 +12,20 @@ fn f64s(data: &[f64], rows: usize, cols: usize) -> Numbers<'_> {
     Numbers::F64(Matrix::contiguous(data, rows, cols).unwrap())
 }
 
+/// `evaluate_dense` on f64 matrices of the given shape.
+fn dense(
+    scores: &[f64],
+    labels: &[f64],
+    (rows, cols): (usize, usize),
+    valid: &Valid<'_>,
+    m: &[MetricSpec],
+    ties: DenseTies,
+    empty: Empty,
+) -> Result<DenseEvaluation> {
+    let (s, l) = (f64s(scores, rows, cols), f64s(labels, rows, cols));
+    evaluate_dense(&s, &l, valid, m, 1.0, ties, empty)
+}
+
 #[test]
 fn ranks_by_score_then_column() {
     // Row 0: scores 0.2, 0.9, 0.9, 0.1; labels 1, 0, 2, 0.  Order: col 1, col 2
@@ -33,31 +47,17 @@ fn ranks_by_score_then_column() {
         assert!((e.values[2] - ndcg).abs() < 1e-15);
         assert_eq!(e.empty, vec![false]);
     }
-    // best: the tie puts label 2 first either way; worst puts label 0 first
-    // too (col 1 has label 0): same ranking.  expected: the tie group {0, 2}
-    // is in either order: mrr = (1 + 1/2) / 2.
-    let e = evaluate_dense(
-        &s,
-        &l,
-        &Valid::All,
-        &m[..1],
-        1.0,
-        DenseTies::Expected,
-        Empty::Zero,
-    )
-    .unwrap();
-    assert!((e.values[0] - 0.75).abs() < 1e-15);
-    let e = evaluate_dense(
-        &s,
-        &l,
-        &Valid::All,
-        &m[..1],
-        1.0,
-        DenseTies::Best,
-        Empty::Zero,
-    )
-    .unwrap();
-    assert_eq!(e.values[0], 1.0);
+    // The tie group is col 1 (label 0) and col 2 (label 2).  expected: either
+    // order, mrr = (1 + 1/2) / 2; best: label 2 first, 1; worst: label 0
+    // first, 1/2 (as column order).
+    for (ties, want) in [
+        (DenseTies::Expected, 0.75),
+        (DenseTies::Best, 1.0),
+        (DenseTies::Worst, 0.5),
+    ] {
+        let e = evaluate_dense(&s, &l, &Valid::All, &m[..1], 1.0, ties, Empty::Zero).unwrap();
+        assert!((e.values[0] - want).abs() < 1e-15, "{ties:?}");
+    }
 }
 
 #[test]
@@ -123,12 +123,12 @@ fn nan_cells_are_errors_naming_the_cell() {
     let scores = [1.0, f64::NAN];
     let labels = [1.0, 0.0];
     let m = [spec("mrr", None)];
-    let e = evaluate_dense(
-        &f64s(&scores, 1, 2),
-        &f64s(&labels, 1, 2),
+    let e = dense(
+        &scores,
+        &labels,
+        (1, 2),
         &Valid::All,
         &m,
-        1.0,
         DenseTies::First,
         Empty::Zero,
     )
@@ -138,12 +138,12 @@ fn nan_cells_are_errors_naming_the_cell() {
     // row is named by its column.
     let mask = [1u8, 0];
     let mk = Valid::Mask(Matrix::contiguous(&mask, 1, 2).unwrap());
-    let ok = evaluate_dense(
-        &f64s(&scores, 1, 2),
-        &f64s(&labels, 1, 2),
+    let ok = dense(
+        &scores,
+        &labels,
+        (1, 2),
         &mk,
         &m,
-        1.0,
         DenseTies::First,
         Empty::Zero,
     )
@@ -151,12 +151,12 @@ fn nan_cells_are_errors_naming_the_cell() {
     assert_eq!(ok.values, vec![1.0]);
     let (scores, labels, mask) = ([1.0, 2.0, 3.0], [1.0, 0.0, f64::NAN], [1u8, 0, 1]);
     let mk = Valid::Mask(Matrix::contiguous(&mask, 1, 3).unwrap());
-    let e = evaluate_dense(
-        &f64s(&scores, 1, 3),
-        &f64s(&labels, 1, 3),
+    let e = dense(
+        &scores,
+        &labels,
+        (1, 3),
         &mk,
         &m,
-        1.0,
         DenseTies::First,
         Empty::Zero,
     )
