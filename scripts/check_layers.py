@@ -31,7 +31,7 @@ LAYERS: list[list[str]] = [
     ["compat", "plots", "testing", "__init__"],
     ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score"],
-    ["_distributed", "_evaluate", "_stream", "_relstring"],
+    ["_distributed", "_evaluate", "_stream", "_relstring", "_dense"],
     ["_data", "_results", "_labels", "metrics"],
     ["_io", "_names", "_checks"],
     ["errors", "_ranklens"],
@@ -43,6 +43,7 @@ PY_ONLY = {
     "_common": "src/core/metrics/query.rs (Query) and mod.rs",
     "_expected": "src/core/metrics/expected.rs",
     "_groups": "src/core/eval.rs (grouped ground truth relabelling)",
+    "dense": "src/core/dense.rs (arrays, not a metric family)",
 }
 RS_ONLY = {
     "mod": "python/ranklens/metrics/__init__.py",

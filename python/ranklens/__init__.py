@@ -25,6 +25,10 @@ from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, Unk
 # (or `from ranklens.compare import ...`) would rebind `ranklens.compare` to the
 # module unless the subpackage is imported before the function is bound, as here.
 _LAZY = {
+    "evaluate_dense": "ranklens._dense",
+    "evaluate_flat": "ranklens._dense",
+    "evaluate_topk": "ranklens._dense",
+    "knn_recall": "ranklens._dense",
     "Explanation": "ranklens._explain",
     "explain": "ranklens._explain",
     "GateResult": "ranklens._gate",
@@ -39,6 +43,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ranklens._dense import evaluate_dense, evaluate_flat, evaluate_topk, knn_recall
     from ranklens._explain import Explanation, explain
     from ranklens._gate import GateResult, gate
     from ranklens._relstring import relstring
@@ -79,9 +84,13 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "evaluate_dense",
     "evaluate_files",
+    "evaluate_flat",
+    "evaluate_topk",
     "explain",
     "gate",
+    "knn_recall",
     "parse_metric",
     "parse_metrics",
     "relstring",

@@ -1,5 +1,7 @@
 # Type stub of the native module (checked against the built module by
 # `python -m mypy.stubtest ranklens._ranklens` in `make lint`, and by tests/test_stub.py).
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
@@ -15,7 +17,12 @@ __all__ = [
     "encode_mapping",
     "encode_rows",
     "evaluate",
+    "evaluate_dense",
+    "evaluate_flat",
+    "evaluate_topk",
     "evaluate_trec_stream",
+    "knn_recall",
+    "knn_recall_distances",
     "nested_dict",
     "pack_ids",
     "read_trec",
@@ -121,3 +128,49 @@ class RowScorer:
     def _batch(
         self, retrieved_lists: object, relevant_lists: object, threads: int | None = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
+
+def evaluate_dense(
+    scores: npt.NDArray[Any],
+    labels: npt.NDArray[Any],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    ties: str,
+    empty: str,
+    scores_half: str = "",
+    mask: npt.NDArray[np.uint8] | None = None,
+    lengths: npt.NDArray[np.int64] | None = None,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
+def evaluate_topk(
+    ids: npt.NDArray[np.int64],
+    relevant: npt.NDArray[Any],
+    relevant_kind: str,
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    empty: str,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
+def knn_recall(
+    approx: npt.NDArray[np.int64],
+    exact: npt.NDArray[np.int64],
+    k: int,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def knn_recall_distances(
+    approx: npt.NDArray[np.float64],
+    exact: npt.NDArray[np.float64],
+    k: int,
+    epsilon: float,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def evaluate_flat(
+    scores: npt.NDArray[Any],
+    labels: npt.NDArray[Any],
+    indexes: npt.NDArray[np.int64],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    ties: str,
+    empty: str,
+    scores_half: str = "",
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.int64]]: ...

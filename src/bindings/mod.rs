@@ -1,7 +1,7 @@
 //! The Python bindings: the one module that touches Python objects, one file
-//! per core module it exposes (`encode`, `evaluate`, `trec`, `stats`,
-//! `autorag`, `scorer` for `rows`); here the `#[pymodule]`, the error mapping and the helpers the
-//! files share.
+//! per core module it exposes (`encode`, `evaluate`, `dense`, `trec`, `stats`,
+//! `autorag`, `scorer` for `rows`); here the `#[pymodule]`, the error mapping
+//! and the helpers the files share.
 //!
 //! Each function converts its arguments (borrowing numpy arrays read-only, as
 //! contiguous slices of the right dtype: the Python layer guarantees both),
@@ -10,6 +10,7 @@
 //! and nowhere else.
 
 mod autorag;
+mod dense;
 mod encode;
 mod evaluate;
 mod scorer;
@@ -219,6 +220,11 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autorag::autorag_token, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
     m.add_class::<scorer::RowScorer>()?;
+    m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::evaluate_flat, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::knn_recall, m)?)?;
+    m.add_function(wrap_pyfunction!(dense::knn_recall_distances, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

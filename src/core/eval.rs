@@ -511,14 +511,7 @@ fn score_query(
     };
     if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
         // No ties (or not asked): the fixed order is the only one.
-        let prefix = s.prefix.build(q.ranked, judged, q.ideal, level);
-        let q = Query {
-            prefix: Some(prefix),
-            ..q
-        };
-        for (o, m) in out.iter_mut().zip(metrics) {
-            *o = m.compute(&q, level);
-        }
+        score_ranking(Some(&mut s.prefix), q, metrics, level, out);
         return Ok(());
     }
     s.bounds.push(s.ranked.len());
@@ -529,6 +522,10 @@ fn score_query(
         },
         ..q
     };
+    if mixture.is_none() {
+        score_ranking(Some(&mut s.prefix), q, metrics, level, out);
+        return Ok(());
+    }
     for (o, m) in out.iter_mut().zip(metrics) {
         *o = match &mixture {
             None => m.compute(&q, level),
@@ -543,6 +540,29 @@ fn score_query(
         };
     }
     Ok(())
+}
+
+/// Every metric on one query into `out`: through the shared running sums
+/// (built in `prefix`, when given) when the order is fixed (`q.ties` empty),
+/// else the expected forms over `q.ties`.  The id path (`score_query`) and
+/// the dense path (`dense.rs`) both end here.
+pub(crate) fn score_ranking(
+    prefix: Option<&mut PrefixBuf>,
+    q: Query<'_>,
+    metrics: &[MetricSpec],
+    level: f64,
+    out: &mut [f64],
+) {
+    let q = match prefix {
+        Some(buf) if q.ties.is_empty() => Query {
+            prefix: Some(buf.build(q.ranked, q.judged, q.ideal, level)),
+            ..q
+        },
+        _ => q,
+    };
+    for (o, m) in out.iter_mut().zip(metrics) {
+        *o = m.compute(&q, level);
+    }
 }
 
 /// `NdcgBurges` -> `ndcg_burges`: a family's canonical name from its variant.

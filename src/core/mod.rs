@@ -3,6 +3,8 @@
 //! * `vocab`   — string ids to integers in byte order, and merging two vocabularies;
 //! * `encode`  — rows to the encoded layout (offsets + flat arrays), sorted once;
 //! * `columns` — the same from column chunks in Arrow layouts (data frames, Arrow);
+//! * `dense`   — score matrices, ranked id lists and ANN neighbours read in
+//!   place (no ids), through the same kernels;
 //! * `eval`    — aligning qrels and run, the per-query relevance vector, the
 //!   parallel loop over queries;
 //! * `join`    — looking a ranked document up among its query's judged ones;
@@ -18,6 +20,7 @@
 pub mod autorag;
 pub mod cancel;
 pub mod columns;
+pub mod dense;
 pub mod encode;
 pub mod error;
 pub mod eval;

@@ -387,19 +387,8 @@ pub(crate) mod testutil {
         }
     }
 
-    pub fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
-}
-
-#[cfg(test)]
-mod prefix_tests {
-    use super::query::PrefixBuf;
-    use super::testutil::query;
-    use super::*;
-    use proptest::prelude::*;
-
-    const FAMILIES: &[&str] = &[
+    /// Every family's canonical name.
+    pub const FAMILIES: &[&str] = &[
         "precision",
         "recall",
         "f1",
@@ -441,6 +430,18 @@ mod prefix_tests {
         "fallout",
         "idcg",
     ];
+
+    pub fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::query::PrefixBuf;
+    use super::testutil::{query, FAMILIES};
+    use super::*;
+    use proptest::prelude::*;
 
     fn label() -> impl Strategy<Value = f64> {
         prop_oneof![

@@ -1,0 +1,364 @@
+use super::*;
+use crate::core::encode::{Builder, Kind};
+use crate::core::eval::{evaluate, Side};
+use crate::core::metrics::testutil::FAMILIES;
+use proptest::prelude::*;
+
+fn spec(name: &str, k: Option<usize>) -> MetricSpec {
+    MetricSpec::new(name, k, None, &[]).unwrap()
+}
+
+fn f64s(data: &[f64], rows: usize, cols: usize) -> Numbers<'_> {
+    Numbers::F64(Matrix::contiguous(data, rows, cols).unwrap())
+}
+
+/// `evaluate_dense` on f64 matrices of the given shape.
+fn dense(
+    scores: &[f64],
+    labels: &[f64],
+    (rows, cols): (usize, usize),
+    valid: &Valid<'_>,
+    m: &[MetricSpec],
+    ties: DenseTies,
+    empty: Empty,
+) -> Result<DenseEvaluation> {
+    let (s, l) = (f64s(scores, rows, cols), f64s(labels, rows, cols));
+    evaluate_dense(&s, &l, valid, m, 1.0, ties, empty)
+}
+
+#[test]
+fn ranks_by_score_then_column() {
+    // Row 0: scores 0.2, 0.9, 0.9, 0.1; labels 1, 0, 2, 0.  Order: col 1, col 2
+    // (tie, lower column first), col 0, col 3 -> ranked labels 0, 2, 1, 0.
+    // mrr = 1/2; P@2 = 1/2; ndcg@2 = (2/log2 3) / (2 + 1/log2 3).
+    let scores = [0.2, 0.9, 0.9, 0.1];
+    let labels = [1.0, 0.0, 2.0, 0.0];
+    let m = [
+        spec("mrr", None),
+        spec("precision", Some(2)),
+        spec("ndcg", Some(2)),
+    ];
+    let s = f64s(&scores, 1, 4);
+    let l = f64s(&labels, 1, 4);
+    for ties in [DenseTies::First, DenseTies::Worst] {
+        let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, ties, Empty::Zero).unwrap();
+        let ndcg = (2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
+        assert_eq!(e.values[..2], [0.5, 0.5]);
+        assert!((e.values[2] - ndcg).abs() < 1e-15);
+        assert_eq!(e.empty, vec![false]);
+    }
+    // The tie group is col 1 (label 0) and col 2 (label 2).  expected: either
+    // order, mrr = (1 + 1/2) / 2; best: label 2 first, 1; worst: label 0
+    // first, 1/2 (as column order).
+    for (ties, want) in [
+        (DenseTies::Expected, 0.75),
+        (DenseTies::Best, 1.0),
+        (DenseTies::Worst, 0.5),
+    ] {
+        let e = evaluate_dense(&s, &l, &Valid::All, &m[..1], 1.0, ties, Empty::Zero).unwrap();
+        assert!((e.values[0] - want).abs() < 1e-15, "{ties:?}");
+    }
+}
+
+#[test]
+fn strided_views_read_the_same_cells() {
+    // The 2 x 3 matrix [[3, 1, 2], [1, 2, 3]] stored transposed (column-major).
+    let scores_t = [3.0, 1.0, 1.0, 2.0, 2.0, 3.0];
+    let labels_t = [0.0, 1.0, 0.0, 0.0, 1.0, 0.0];
+    let s = Numbers::F64(Matrix::new(&scores_t, 2, 3, 1, 2).unwrap());
+    let l = Numbers::F64(Matrix::new(&labels_t, 2, 3, 1, 2).unwrap());
+    let m = [spec("mrr", None)];
+    let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, Empty::Zero).unwrap();
+    // Row 0: labels [0, 0, 1], relevant col 2 has score 2: rank 2.  Row 1:
+    // labels [1, 0, 0], relevant col 0 has score 1: rank 3.
+    assert_eq!(e.values, vec![0.5, 1.0 / 3.0]);
+    assert!(Matrix::new(&scores_t, 2, 3, 1, 3).is_err());
+}
+
+#[test]
+fn empty_rows_follow_the_policy_and_masks_drop_cells() {
+    let scores = [1.0, 2.0, 3.0, 4.0];
+    let labels = [0.0, 0.0, 1.0, 0.0];
+    let s = f64s(&scores, 2, 2);
+    let l = f64s(&labels, 2, 2);
+    let m = [spec("mrr", None), spec("num_ret", None)];
+    for (policy, want) in [(Empty::Zero, 0.0), (Empty::One, 1.0)] {
+        let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, policy).unwrap();
+        assert_eq!(e.values, vec![want, want, 0.5, 2.0]);
+        assert_eq!(e.empty, vec![true, false]);
+    }
+    let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+    assert!(e.values[0].is_nan());
+    // Row 1 without its column 1 (score 4): the relevant cell ranks first.
+    let len = [2, 1];
+    let e = evaluate_dense(
+        &s,
+        &l,
+        &Valid::Lengths(&len),
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(e.values[2..], [1.0, 1.0]);
+    let mask = [1u8, 1, 1, 0];
+    let mk = Valid::Mask(Matrix::contiguous(&mask, 2, 2).unwrap());
+    let e = evaluate_dense(&s, &l, &mk, &m, 1.0, DenseTies::First, Empty::Zero).unwrap();
+    assert_eq!(e.values[2..], [1.0, 1.0]);
+    assert!(evaluate_dense(
+        &s,
+        &l,
+        &Valid::Lengths(&[3, 0]),
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero
+    )
+    .is_err());
+}
+
+#[test]
+fn nan_cells_are_errors_naming_the_cell() {
+    let scores = [1.0, f64::NAN];
+    let labels = [1.0, 0.0];
+    let m = [spec("mrr", None)];
+    let e = dense(
+        &scores,
+        &labels,
+        (1, 2),
+        &Valid::All,
+        &m,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("scores[0, 1]"), "{e}");
+    // Masked out, the NaN is not read; a NaN label in column 2 of a masked
+    // row is named by its column.
+    let mask = [1u8, 0];
+    let mk = Valid::Mask(Matrix::contiguous(&mask, 1, 2).unwrap());
+    let ok = dense(
+        &scores,
+        &labels,
+        (1, 2),
+        &mk,
+        &m,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(ok.values, vec![1.0]);
+    let (scores, labels, mask) = ([1.0, 2.0, 3.0], [1.0, 0.0, f64::NAN], [1u8, 0, 1]);
+    let mk = Valid::Mask(Matrix::contiguous(&mask, 1, 3).unwrap());
+    let e = dense(
+        &scores,
+        &labels,
+        (1, 3),
+        &mk,
+        &m,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("labels[0, 2]"), "{e}");
+}
+
+#[test]
+fn half_precision_bits() {
+    assert_eq!(f16_to_f64(0x3c00), 1.0);
+    assert_eq!(f16_to_f64(0xc000), -2.0);
+    assert_eq!(f16_to_f64(0x0001), 2f64.powi(-24));
+    assert_eq!(f16_to_f64(0x7bff), 65504.0);
+    assert!(f16_to_f64(0x7e00).is_nan());
+    assert_eq!(bf16_to_f64(0x3f80), 1.0);
+    assert_eq!(bf16_to_f64(0xc040), -3.0);
+}
+
+#[test]
+fn topk_ids_and_labels() {
+    // Row 0 retrieves 7, 3, 9 (padding -1); relevant {3, 5}: 3 at rank 2.
+    let ids = [7, 3, 9, -1];
+    let rel = [5, 3, -1];
+    let m = [
+        spec("mrr", None),
+        spec("recall", Some(3)),
+        spec("num_ret", None),
+    ];
+    let ids_m = Matrix::contiguous(&ids, 1, 4).unwrap();
+    let e = evaluate_topk(
+        &ids_m,
+        &Relevant::Ids(Matrix::contiguous(&rel, 1, 3).unwrap()),
+        &m,
+        1.0,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(e.values, vec![0.5, 0.5, 3.0]);
+    let labels = [0.0, 2.0, 1.0, 5.0];
+    let e = evaluate_topk(
+        &ids_m,
+        &Relevant::Labels(f64s(&labels, 1, 4)),
+        &m,
+        1.0,
+        Empty::Zero,
+    )
+    .unwrap();
+    // The padding's label is left out: R = 2 (ranks 2 and 3).
+    assert_eq!(e.values, vec![0.5, 1.0, 3.0]);
+    let dup = [1, 1];
+    let e = evaluate_topk(
+        &Matrix::contiguous(&dup, 1, 2).unwrap(),
+        &Relevant::Ids(Matrix::contiguous(&rel, 1, 3).unwrap()),
+        &m,
+        1.0,
+        Empty::Zero,
+    );
+    assert!(e.unwrap_err().to_string().contains("more than once"));
+}
+
+#[test]
+fn knn_recall_counts_distinct_shared_ids() {
+    // Row 0: {1, 2, 3} vs {3, 2, 9}: 2 shared.  Row 1: 4 twice, -1 padding
+    // in both: only 4 is shared.
+    let a = [1, 2, 3, 4, 4, -1];
+    let e = [3, 2, 9, 4, -1, 8];
+    let am = Matrix::contiguous(&a, 2, 3).unwrap();
+    let em = Matrix::contiguous(&e, 2, 3).unwrap();
+    assert_eq!(knn_recall(&am, &em, 3).unwrap(), vec![2.0 / 3.0, 1.0 / 3.0]);
+    assert_eq!(knn_recall(&am, &em, 1).unwrap(), vec![0.0, 1.0]);
+    assert!(knn_recall(&am, &em, 4).is_err());
+    // k > 32 takes the sorting path: ids 0..40 against 20..60 share 20.
+    let a: Vec<i64> = (0..40).collect();
+    let e: Vec<i64> = (20..60).collect();
+    let r = knn_recall(
+        &Matrix::contiguous(&a, 1, 40).unwrap(),
+        &Matrix::contiguous(&e, 1, 40).unwrap(),
+        40,
+    )
+    .unwrap();
+    assert_eq!(r, vec![0.5]);
+    // Distances: threshold 2.0 + 1e-3; approx distances 0.5, 2.0005, 3.
+    let ad = [0.5, 2.0005, 3.0];
+    let ed = [0.1, 1.0, 2.0];
+    let r = knn_recall_distances(
+        &Matrix::contiguous(&ad, 1, 3).unwrap(),
+        &Matrix::contiguous(&ed, 1, 3).unwrap(),
+        3,
+        1e-3,
+    )
+    .unwrap();
+    assert_eq!(r, vec![2.0 / 3.0]);
+}
+
+/// The same rows through the id path: docs named by column, in column order,
+/// `Ties::Input` (the given order) or `Ties::Expected`.
+fn by_ids(
+    scores: &[f64],
+    labels: &[f64],
+    rows: usize,
+    cols: usize,
+    m: &[MetricSpec],
+    ties: Ties,
+) -> Vec<f64> {
+    let mut qb = Builder::new(Kind::Qrels, false);
+    let mut rb = Builder::new(Kind::Run, false);
+    for i in 0..rows {
+        let q = format!("{i:06}");
+        for j in 0..cols {
+            let d = format!("d{j:04}");
+            qb.push(q.as_bytes(), d.as_bytes(), labels[i * cols + j])
+                .unwrap();
+            rb.push(q.as_bytes(), d.as_bytes(), scores[i * cols + j])
+                .unwrap();
+        }
+    }
+    let (q, r) = (qb.finish().unwrap(), rb.finish().unwrap());
+    let mut opts = Options::new(1.0);
+    opts.ties = ties;
+    evaluate(&Side::of(&q).unwrap(), &Side::of(&r).unwrap(), m, &opts)
+        .unwrap()
+        .values
+}
+
+fn same(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-12 * a.abs().max(1.0)
+}
+
+proptest! {
+    /// Every family gives the id path's value on every non-empty row, on both
+    /// ranking paths (counting and sorting), with ties in column order and
+    /// in expectation.
+    #[test]
+    fn dense_equals_the_id_path(
+        rows in 1usize..5,
+        cols in 1usize..30,
+        seed in proptest::collection::vec((0u8..6, 0u8..4), 150),
+    ) {
+        let n = rows * cols;
+        let scores: Vec<f64> = seed[..n].iter().map(|&(s, _)| s as f64 / 2.0).collect();
+        let labels: Vec<f64> = seed[..n].iter().map(|&(_, l)| [0.0, 0.0, 1.0, 2.0][l as usize]).collect();
+        let first: Vec<MetricSpec> = FAMILIES.iter().flat_map(|f| [spec(f, None), MetricSpec::new(f, Some(3), None, &[]).unwrap_or(spec(f, None))]).collect();
+        let exp: Vec<MetricSpec> = first.iter().filter(|m| crate::core::metrics::expected::supported(m.family)).cloned().collect();
+        for (m, dt, t) in [(&first, DenseTies::First, Ties::Input), (&exp, DenseTies::Expected, Ties::Expected)] {
+            let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, m, 1.0, dt, Empty::Nan).unwrap();
+            let ids = by_ids(&scores, &labels, rows, cols, m, t);
+            let nm = m.len();
+            for i in (0..rows).filter(|&i| !dense.empty[i]) {
+                for c in 0..nm {
+                    let (a, b) = (dense.values[i * nm + c], ids[i * nm + c]);
+                    prop_assert!(same(a, b), "{dt:?}, row {i} {:?}: {a} vs {b}", m[c]);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    /// Counting and sorting give the same ranked labels.
+    #[test]
+    fn counting_equals_sorting(row in proptest::collection::vec((0u8..5, 0u8..4), 0..60)) {
+        let mut s = Scratch {
+            scores: row.iter().map(|&(x, _)| x as f64).collect(),
+            labels: row.iter().map(|&(_, l)| [0.0, 0.0, 1.0, -1.0][l as usize]).collect(),
+            ..Default::default()
+        };
+        rank_by_counting(&mut s);
+        let counted = s.ranked.clone();
+        rank_by_sorting(&mut s, DenseTies::First);
+        prop_assert_eq!(counted, s.ranked.clone());
+    }
+}
+
+#[test]
+fn flat_cells_group_by_index_value() {
+    // Sorted: no order, offsets at each change.
+    let g = group_flat(&[-5, -5, 3, 9, 9, 9]);
+    assert_eq!(
+        (g.offsets, g.order, g.keys),
+        (vec![0, 2, 3, 6], vec![], vec![-5, 3, 9])
+    );
+    // Shuffled: cells in group order, input order within a group.
+    let g = group_flat(&[9, -5, 9, 3, -5]);
+    assert_eq!(g.order, vec![1, 4, 3, 0, 2]);
+    assert_eq!((g.offsets, g.keys), (vec![0, 2, 3, 5], vec![-5, 3, 9]));
+    assert_eq!(group_flat(&[]).offsets, vec![0]);
+    // Scored: group -5 = cells 1 (0.9, label 0) and 4 (0.1, label 1): mrr 1/2;
+    // group 3 = cell 3 (label 1): 1; group 9 = cells 0, 2 (labels 1, 0), tied
+    // scores, input order: mrr 1.
+    let scores = [0.5, 0.9, 0.5, 0.2, 0.1];
+    let labels = [1.0, 0.0, 0.0, 1.0, 1.0];
+    let g = group_flat(&[9, -5, 9, 3, -5]);
+    let m = [spec("mrr", None)];
+    let e = evaluate_flat(
+        &f64s(&scores, 1, 5),
+        &f64s(&labels, 1, 5),
+        &g,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(e.values, vec![0.5, 1.0, 1.0]);
+}

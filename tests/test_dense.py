@@ -1,0 +1,293 @@
+"""The dense path: score matrices scored in place (``ranklens.evaluate_dense``).
+
+The Rust path is checked against the pure-Python reference
+(``ranklens.metrics.dense``, itself the reference backend of every metric run row
+by row) on hypothesis-generated matrices full of ties, masks and empty rows, for
+every family and every tie rule; the remaining tests pin the input handling
+(dtypes, strides, errors) and the documented semantics by hand-derived values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ranklens
+from ranklens._names import FAMILIES, parse_metrics
+from ranklens.errors import RanklensInputError, UnknownMetricError
+from ranklens.metrics._expected import EXPECTED_FAMILIES
+from ranklens.metrics.dense import evaluate_dense_reference
+
+# Every family, at its default and (where it takes one) at a cutoff inside the row.
+ALL = parse_metrics(
+    [f for f, fam in FAMILIES.items() if fam.cutoff != "required"]
+    + [f"{f}@3" for f, fam in FAMILIES.items() if fam.cutoff != "none"]
+)
+EXPECTED = [m for m in ALL if m.family in EXPECTED_FAMILIES]
+LABELS = [0, 0, 0, 1, 2, 3, -1, 0.5]
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True))
+
+
+@st.composite
+def matrices(draw, max_cols: int = 8):
+    rows = draw(st.integers(1, 4))
+    cols = draw(st.integers(0, max_cols))
+    # Few distinct scores: ties everywhere.
+    scores = draw(
+        st.lists(
+            st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0]), min_size=cols, max_size=cols),
+            min_size=rows,
+            max_size=rows,
+        )
+    )
+    labels = draw(
+        st.lists(
+            st.lists(st.sampled_from(LABELS), min_size=cols, max_size=cols),
+            min_size=rows,
+            max_size=rows,
+        )
+    )
+    valid = draw(st.sampled_from(["all", "mask", "lengths"]))
+    mask = lengths = None
+    if valid == "mask":
+        mask = draw(
+            st.lists(
+                st.lists(st.booleans(), min_size=cols, max_size=cols),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    elif valid == "lengths":
+        lengths = draw(st.lists(st.integers(0, cols), min_size=rows, max_size=rows))
+    return scores, labels, mask, lengths
+
+
+def _both(scores, labels, mask, lengths, metrics, level, ties, empty="nan"):
+    ref, ref_empty = evaluate_dense_reference(
+        scores, labels, metrics, level, ties=ties, empty=empty, mask=mask, lengths=lengths
+    )
+    res = ranklens.evaluate_dense(
+        np.array(scores, dtype=np.float64).reshape(len(scores), -1),
+        np.array(labels, dtype=np.float64).reshape(len(labels), -1),
+        metrics,
+        relevance_level=level,
+        ties=ties,
+        empty=empty,
+        mask=None if mask is None else np.array(mask, dtype=bool).reshape(len(mask), -1),
+        lengths=lengths,
+    )
+    return res, np.array(ref, dtype=np.float64).reshape(len(scores), len(metrics)), ref_empty
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=matrices(),
+    level=st.sampled_from([1, 2, 0.5]),
+    ties=st.sampled_from(["first", "best", "worst"]),
+)
+def test_rust_equals_the_reference(m, level, ties):
+    scores, labels, mask, lengths = m
+    res, ref, _ = _both(scores, labels, mask, lengths, ALL, level, ties)
+    assert same(res.values, ref), (res.values, ref)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=matrices(max_cols=7), level=st.sampled_from([1, 2]))
+def test_expected_ties_equal_the_enumerated_mean(m, level):
+    scores, labels, mask, lengths = m
+    res, ref, _ = _both(scores, labels, mask, lengths, EXPECTED, level, "expected")
+    assert same(res.values, ref), (res.values, ref)
+
+
+# Families whose value never drops when a higher label moves up past a lower one:
+# for them ties="best"/"worst" are the max/min over the orderings of tied scores
+# (err with a fixed gmax: its automatic one is the largest label of all rows).
+MONOTONE = parse_metrics(
+    ["precision@2", "recall@2", "hits@2", "hit_rate@2", "mrr", "map", "map@2", "ndcg",
+     "ndcg@2", "ndcg_burges", "dcg@2", "r_precision", "err(gmax=3)", "err(gmax=3)@2", "f1@2"]
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(m=matrices(max_cols=6), level=st.sampled_from([1, 2]))
+def test_best_and_worst_bound_every_ordering(m, level):
+    scores, labels, _, _ = m
+    best, worst = (
+        ranklens.evaluate_dense(
+            np.array(scores).reshape(len(scores), -1),
+            np.array(labels, dtype=float).reshape(len(labels), -1),
+            MONOTONE,
+            relevance_level=level,
+            ties=ties,
+            empty="nan",
+        ).values
+        for ties in ("best", "worst")
+    )
+    for i, (srow, lrow) in enumerate(zip(scores, labels)):
+        # Every ordering of the tied cells: permute columns, rank with "first".
+        vals = []
+        for perm in itertools.permutations(range(len(srow))):
+            ref, _ = evaluate_dense_reference(
+                [[srow[j] for j in perm]], [[lrow[j] for j in perm]], MONOTONE, level, empty="nan"
+            )
+            vals.append(ref[0])
+        arr = np.array(vals, dtype=float).reshape(len(vals), len(MONOTONE))
+        if np.isnan(arr).all():
+            continue
+        assert same(best[i], arr.max(axis=0)), (srow, lrow)
+        assert same(worst[i], arr.min(axis=0)), (srow, lrow)
+
+
+def test_column_order_breaks_ties_by_hand():
+    # scores 0.2, 0.9, 0.9, 0.1; labels 1, 0, 2, 0.  Ranking: col 1, col 2 (tie:
+    # lower column first), col 0, col 3 -> labels 0, 2, 1, 0.
+    # mrr = 1/2; P@2 = 1/2; ndcg@2 = (2/log2(3)) / (2 + 1/log2(3)).
+    res = ranklens.evaluate_dense(
+        np.array([[0.2, 0.9, 0.9, 0.1]], dtype=np.float32),
+        np.array([[1, 0, 2, 0]]),
+        ["mrr", "P@2", "ndcg@2"],
+    )
+    want = [0.5, 0.5, (2 / math.log2(3)) / (2 + 1 / math.log2(3))]
+    assert res.values.tolist()[0] == pytest.approx(want, abs=1e-15)
+    assert list(res.query_ids) == ["0"]
+    # expected: the tied pair {label 0, label 2} in either order: mrr (1 + 1/2) / 2.
+    exp = ranklens.evaluate_dense([[0.2, 0.9, 0.9, 0.1]], [[1, 0, 2, 0]], "mrr", ties="expected")
+    assert exp["mrr"] == pytest.approx(0.75, abs=1e-15)
+
+
+def test_empty_rows_follow_the_policy():
+    scores = np.array([[0.1, 0.2], [0.3, 0.4], [0.9, 0.1]])
+    labels = np.array([[0, 0], [1, 0], [0, 0]])
+    # Row 1: the relevant cell (0.3) ranks second: mrr 1/2.
+    for empty, fill in [("zero", 0.0), ("one", 1.0)]:
+        res = ranklens.evaluate_dense(scores, labels, ["mrr", "num_ret"], empty=empty)
+        assert res.values.tolist() == [[fill, fill], [0.5, 2.0], [fill, fill]]
+        assert res["mrr"] == pytest.approx((2 * fill + 0.5) / 3)
+    res = ranklens.evaluate_dense(scores, labels, "mrr", empty="nan")
+    assert np.isnan(res.values[[0, 2], 0]).all() and math.isnan(res["mrr"])
+    res = ranklens.evaluate_dense(scores, labels, "mrr", empty="skip")
+    assert list(res.query_ids) == ["1"] and res.ignored_queries == ["0", "2"]
+    assert res["mrr"] == 0.5 and res.per_query("mrr") == {"1": 0.5}
+    with pytest.raises(RanklensInputError, match="empty must be one of"):
+        ranklens.evaluate_dense(scores, labels, "mrr", empty="drop")
+
+
+def test_k_applies_to_metrics_without_a_cutoff():
+    s = np.array([[3.0, 2.0, 1.0]])
+    lab = np.array([[0, 0, 1]])
+    res = ranklens.evaluate_dense(s, lab, ["recall", "P@1", "r_precision"], k=2)
+    assert res.names == ["recall@2", "precision@1", "r_precision"]
+    assert res.values.tolist() == [[0.0, 0.0, 0.0]]
+
+
+def test_dtypes_and_strides_are_read_in_place_with_the_same_values():
+    rng = np.random.default_rng(7)
+    s = rng.integers(0, 6, (40, 25)).astype(np.float64) / 4  # exact in f16/bf16
+    lab = (rng.random((40, 25)) < 0.2) * rng.integers(1, 4, (40, 25))
+    metrics = ["ndcg@5", "map", "mrr", "recall@10", "P@3", "bpref"]
+    want = ranklens.evaluate_dense(s, lab.astype(np.float64), metrics).values
+    bf16_bits = (s.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    cases = [
+        (s.astype(np.float32), lab.astype(np.int64)),
+        (s.astype(np.float16), lab.astype(np.int32)),
+        (s, lab.astype(np.int8)),
+        (s, lab.astype(np.uint8)),
+        (s, lab.astype(np.int16)),  # copied to float64
+        (s, lab.astype(np.float16)),
+        (np.asfortranarray(s), np.asfortranarray(lab)),  # strided
+        (s.T.copy().T, lab.T.copy().T),
+        (s[::-1][::-1], lab),  # negative strides: copied
+    ]
+    for sc, lb in cases:
+        got = ranklens.evaluate_dense(sc, lb, metrics).values
+        np.testing.assert_array_equal(got, want)
+    # Column slices: every other column of a wider matrix.
+    wide_s = np.repeat(s, 2, axis=1)
+    wide_l = np.repeat(lab, 2, axis=1)
+    got = ranklens.evaluate_dense(wide_s[:, ::2], wide_l[:, ::2], metrics).values
+    np.testing.assert_array_equal(got, want)
+    # bool labels: relevant = True (1).
+    b = ranklens.evaluate_dense(s, lab > 0, metrics).values
+    np.testing.assert_array_equal(b, ranklens.evaluate_dense(s, (lab > 0) * 1.0, metrics).values)
+    # bfloat16 through ml_dtypes when installed; the same bits otherwise.
+    try:
+        import ml_dtypes
+    except ImportError:
+        ml_dtypes = None
+    if ml_dtypes is not None:
+        got = ranklens.evaluate_dense(s.astype(ml_dtypes.bfloat16), lab, metrics).values
+        np.testing.assert_array_equal(got, want)
+    from ranklens import _ranklens
+
+    specs = [(m.family, m.k, m.rel, list(m.params)) for m in parse_metrics(metrics)]
+    vals, _ = _ranklens.evaluate_dense(bf16_bits, lab, specs, 1.0, "first", "zero", "bf16")
+    np.testing.assert_array_equal(vals, want)
+
+
+def test_dlpack_and_array_protocol_objects():
+    class Tensor:  # an object with only __array__ (what a CPU tensor offers too)
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    s = np.array([[0.5, 0.2]], dtype=np.float32)
+    lab = np.array([[0, 1]])
+    assert ranklens.evaluate_dense(Tensor(s), Tensor(lab), "mrr")["mrr"] == 0.5
+    assert ranklens.evaluate_dense(s, lab, "mrr")["mrr"] == 0.5
+
+
+def test_mask_and_lengths_leave_cells_out_unread():
+    s = np.array([[1.0, np.nan, 3.0], [3.0, 2.0, 1.0]])
+    lab = np.array([[1.0, np.nan, 0.0], [0.0, 0.0, 1.0]])
+    mask = np.array([[True, False, True], [True, True, True]])
+    res = ranklens.evaluate_dense(s, lab, "mrr", mask=mask)
+    # Row 0: cells 0 (1.0, relevant) and 2 (3.0): rank 2.  Row 1: rank 3.
+    assert res.values[:, 0].tolist() == [0.5, 1 / 3]
+    # Columns reordered to (0, 2, 1): row 0 keeps 1.0 (relevant) and 3.0: rank 2;
+    # row 1 is 3.0, 1.0 (relevant), 2.0: rank 3.
+    res = ranklens.evaluate_dense(s[:, [0, 2, 1]], lab[:, [0, 2, 1]], "mrr", lengths=[2, 3])
+    assert res.values[:, 0].tolist() == [0.5, 1 / 3]
+
+
+def test_bad_input_names_the_cell_or_argument():
+    s = np.array([[1.0, np.nan]])
+    lab = np.array([[1, 0]])
+    with pytest.raises(RanklensInputError, match=r"scores\[0, 1\] is NaN"):
+        ranklens.evaluate_dense(s, lab, "mrr")
+    with pytest.raises(RanklensInputError, match=r"labels\[0, 0\] is inf"):
+        ranklens.evaluate_dense([[1.0]], [[np.inf]], "mrr")
+    with pytest.raises(RanklensInputError, match="must match"):
+        ranklens.evaluate_dense(np.ones((2, 3)), np.ones((3, 2)), "mrr")
+    with pytest.raises(RanklensInputError, match="must be 2-D"):
+        ranklens.evaluate_dense(np.ones(3), np.ones(3), "mrr")
+    with pytest.raises(RanklensInputError, match="must hold numbers"):
+        ranklens.evaluate_dense(np.array([["a"]]), [[1]], "mrr")
+    with pytest.raises(RanklensInputError, match="ties must be one of"):
+        ranklens.evaluate_dense([[1.0]], [[1]], "mrr", ties="trec")
+    with pytest.raises(RanklensInputError, match="lengths"):
+        ranklens.evaluate_dense([[1.0]], [[1]], "mrr", lengths=[2])
+    with pytest.raises(RanklensInputError, match="mask has shape"):
+        ranklens.evaluate_dense([[1.0]], [[1]], "mrr", mask=[[True, False]])
+    with pytest.raises(RanklensInputError, match="k must be"):
+        ranklens.evaluate_dense([[1.0]], [[1]], "mrr", k=0)
+    with pytest.raises(UnknownMetricError, match="not available for inf_ap"):
+        ranklens.evaluate_dense([[1.0]], [[1]], "inf_ap", ties="expected")
+
+
+def test_threads_give_the_same_values():
+    rng = np.random.default_rng(3)
+    s = rng.random((3000, 30), dtype=np.float32)
+    lab = (rng.random((3000, 30)) < 0.1) * 1
+    one = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=1).values
+    two = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=2).values
+    np.testing.assert_array_equal(one, two)
