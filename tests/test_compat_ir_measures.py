@@ -256,6 +256,16 @@ def test_default_pipeline_after_install(installed, case):
     )
 
 
+@pytest.mark.parametrize("case", [0, 1])
+def test_iter_calc_is_the_base_classes(case):
+    # RanklensEvaluator.iter_calc skips the base class's bookkeeping: same items, same order.
+    qrels, run = CASES[case]
+    evaluator = rl.RanklensProvider().evaluator(PYTREC + TIES_ASCENDING, qrels)
+    base = list(ir_measures.providers.Evaluator.iter_calc(evaluator, run))
+    assert list(evaluator.iter_calc(run)) == base
+    assert any(m.query_id == "5" for m in base)  # a qrels query missing from the run
+
+
 def test_missing_queries_get_the_default():
     qrels = {"1": {"a": 1, "b": 0}, "2": {"a": 2}, "3": {"c": 1}}
     run = {"1": {"a": 1.0, "b": 2.0}, "4": {"a": 1.0}}  # 2 and 3 missing; 4 not judged

@@ -87,6 +87,7 @@ inconsistency of those providers; the tests pin every one):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
@@ -263,11 +264,27 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
             clamped = {q: {d: max(int(v), 0) for d, v in docs.items()} for q, docs in qrels.items()}
             self._qrels[True] = Qrels(clamped)
 
+    def iter_calc(self, run: Any) -> Iterator[ir_measures.Metric]:
+        """Per-query values: the scored queries, then ``DEFAULT`` for every other qrels
+        query, in the order of ``Evaluator.iter_calc``."""
+        # Same output as the base class, which hashes every yielded measure (its repr)
+        # to find what is missing: that bookkeeping took longer than ranklens's scoring.
+        scored: set[str] = set()
+        yield from self._scored(run, scored)
+        missing = self.qrel_qids - scored
+        if missing:
+            pairs = itertools.product(set(self.measures), missing)
+            for measure, qid in sorted(pairs, key=lambda x: (str(x[0]), x[1])):
+                yield ir_measures.Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
+
     def _iter_calc(self, run: Any) -> Iterator[ir_measures.Metric]:
+        return self._scored(run, set())
+
+    def _scored(self, run: Any, scored: set[str]) -> Iterator[ir_measures.Metric]:
+        """Values of the queries in both the run and the qrels; their ids go to ``scored``."""
         run_dict = ir_measures.util.RunConverter(run).as_dict_of_dict()
         # Queries only in the run are ignored; an empty ranking is scored (NumQ 1, NumRel
-        # R, as pytrec_eval); qrels queries missing from the run get the measure's DEFAULT
-        # from Evaluator.iter_calc.
+        # R, as pytrec_eval); qrels queries missing from the run get the measure's DEFAULT.
         run_dict = {q: docs for q, docs in run_dict.items() if q in self.qrel_qids}
         if not run_dict:
             return
@@ -279,12 +296,14 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
                 judged_only=judged_only,
             )
             missing = set(res.missing_queries)
+            qids = [q for q in res.query_ids if q not in missing]
+            rows = [i for i, q in enumerate(res.query_ids) if q not in missing]
+            scored.update(qids)
             for j, metric in enumerate(res.metrics):
-                column = res.values[:, j].tolist()
+                column = res.values[rows, j].tolist()
                 for measure in by_metric[metric]:
-                    for qid, value in zip(res.query_ids, column):
-                        if qid not in missing:
-                            yield ir_measures.Metric(query_id=qid, measure=measure, value=value)
+                    for qid, value in zip(qids, column):
+                        yield ir_measures.Metric(query_id=qid, measure=measure, value=value)
 
 
 def install() -> RanklensProvider:
