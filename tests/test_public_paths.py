@@ -89,6 +89,8 @@ PUBLIC = {
         "PrecisionAtK",
         "RecallAtK",
     ],
+    "ranklens.compat.sklearn": ["dcg_score", "ndcg_score"],
+    "ranklens.compat.ir_measures": ["RanklensProvider", "install"],
     "ranklens.metrics": ["aggregate", "aggregate_reference", "evaluate_reference"],
     "ranklens.plots": ["interpolated_precision"],
     "ranklens.dask": ["evaluate"],

@@ -1,0 +1,326 @@
+"""An ``ir_measures`` provider computed by ranklens (so PyTerrier runs on it too).
+
+``ir_measures`` is the field's common measure interface; PyTerrier's ``pt.Experiment``
+computes every measure through its default pipeline.  :func:`install` puts
+:class:`RanklensProvider` first in that pipeline, so ``ir_measures.calc_aggregate``,
+``ir_measures.iter_calc`` and PyTerrier use ranklens with no other change; measures
+ranklens cannot express fall through to the next provider::
+
+    import ir_measures
+    from ir_measures import AP, P, nDCG
+
+    from ranklens.compat import ir_measures as rl_ir_measures
+
+    rl_ir_measures.install()
+    ir_measures.calc_aggregate([nDCG @ 10, P(rel=2) @ 5, AP], qrels, run)
+
+The provider is also declared under the ``ir_measures.provider`` entry point group (name
+``ranklens``) for pipelines that discover providers (ir_measures 0.4 itself reads no
+entry point: there, :func:`install` is what changes the default pipeline), and can be
+used on its own: ``RanklensProvider().calc_aggregate(measures, qrels, run)``.
+
+Supported measures, with ir_measures' parameter semantics (``cutoff`` is the ``@k``,
+``rel`` the minimum label counted as relevant, ``judged_only`` drops unjudged documents
+first, ranks closing up, as trec_eval ``-J``):
+
+* ``P@k``, ``R@k``, ``AP`` / ``AP@k``, ``RR``, ``Rprec``, ``Success@k``, ``SetP``,
+  ``SetP(relative=True)``, ``SetAP``, ``SetF(beta=)``, ``IPrec@x``, each with ``rel=``
+  and ``judged_only=``; ``SetR``, ``Bpref``, ``infAP``, ``NumRel`` with ``rel=``;
+  ``NumRet`` (``rel=`` makes it ``NumRelRet``), ``NumQ``;
+* ``RR@k`` (``judged_only=False``), ``Judged`` / ``Judged@k``;
+* ``nDCG`` / ``nDCG@k`` with ``dcg='log2'`` (gain = label; ``gains={label: gain}``
+  replaces the gain of the listed labels, labels being non-negative integers) and
+  ``judged_only=``; ``nDCG(dcg='exp-log2')`` / ``@k`` (gain ``2**label - 1``);
+* ``ERR@k`` (gdeval's: grades above 4 count as 4, ``R(g) = (2**g - 1) / 16``).
+
+Left to the next provider: the intent-aware and novelty measures (``alpha_nDCG``,
+``ERR_IA``, ``P_IA``, ``NRBP``, ``StRecall``, ...), the C/W/L family (``RBP``, ``BPM``,
+``SDCG``, ``NERR*``, ``INST``, ``INSQ``), ``Compat``, ``Accuracy``, ``ERR`` without a
+cutoff, ``RR@k(judged_only=True)``, ``nDCG`` with a ``dcg`` other than the two above,
+and ``gains`` keyed by a negative or non-integer label.  ``RBP`` is left out although
+ranklens computes trec_eval's ``rbp``: ir_measures' ``RBP`` is cwl_eval's (not in the
+default install, so there is no reference to hold it to).
+
+Queries: a query in both the qrels and the run is scored (an empty ranking too: ``NumQ``
+1, ``NumRel`` R, as pytrec_eval); every other qrels query gets the measure's
+``DEFAULT`` (0) from ir_measures' ``Evaluator.iter_calc``, as for every provider.
+Queries only in the run are ignored.  ``rel`` must be >= 0: ranklens never counts a
+negative label as relevant (trec_eval's convention), so a negative ``rel`` is left to
+the next provider.
+
+Where the numbers differ from ir_measures' default providers (each a defect or an
+inconsistency of those providers; the tests pin every one):
+
+* **Ties.** Documents with equal scores are ordered by document id descending for every
+  measure (trec_eval's rule, which pytrec_eval and gdeval follow).  ir_measures' msmarco
+  provider (``RR@k``) and judged provider (``Judged``) order them by document id
+  *ascending*, so in ir_measures ``RR@1000`` and ``RR`` disagree on one tied run.
+* **Scores in float32.** pytrec_eval rounds scores to 32-bit floats before ranking, so
+  scores that differ only beyond float32 precision tie there; ranklens ranks the
+  float64 scores as given.
+* **IPrec recall levels.** ir_measures passes ``IPrec@x`` to pytrec_eval as
+  ``iprec_at_recall_%.2f``, so ``IPrec@0.109`` is computed at recall 0.11; ranklens uses
+  ``x`` as given.  The level becomes a number of relevant documents by trec_eval 9.0.8's
+  rule (pytrec_eval's; see :mod:`ranklens.metrics.iprec`).
+* **rel=0.** pytrec_eval refuses a relevance level of 0 (``TypeError``), so
+  ir_measures fails on ``P(rel=0)@5``, ``AP(rel=0)``, ...; ranklens counts every label
+  >= 0 as relevant, ir_measures' definition (its msmarco provider agrees on
+  ``RR(rel=0)@k``).
+* **A qrels query whose labels are all negative** is scored (nothing in it is
+  relevant); ir_measures' pytrec_eval provider hangs on ``nDCG`` for it (pytrec_eval
+  misbehaves on such queries, see :mod:`ranklens.compat.pytrec_eval`).
+* **Judged on an empty ranking** is 0; ir_measures' judged provider divides by zero.
+* **gdeval (``ERR@k``, ``nDCG(dcg='exp-log2')@k``)** prints 5 decimals, so ir_measures'
+  values are rounded there; ranklens's are not.  gdeval also stops on a query id that
+  is not an integer or a label above 4; ranklens takes any id and counts grades above 4
+  as 4 for ``ERR``.
+* **Shared pytrec_eval runs.** ir_measures' pytrec_eval provider adds ``NumRet``,
+  ``NumQ`` and ``nDCG`` (without ``gains``) to the first pytrec_eval run it has set up
+  for the other measures, in set order: asked together with ``P(judged_only=True)@5``,
+  ``NumRet`` may count judged documents only, and next to ``nDCG(gains=...)`` a plain
+  ``nDCG`` may take those gains.  ranklens scores each measure on its own terms.
+* **nDCG(dcg='exp-log2') without a cutoff.** ir_measures' only provider for it is ranx's,
+  which fails under pandas >= 3 (its qrels frame's query ids are no longer ``object``
+  dtype); ranklens computes it (the tests hold it to gdeval at a cutoff beyond every
+  ranking and judgment list).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+import ir_measures
+from ir_measures import measures as _m
+from ir_measures.providers.base import NOT_PROVIDED, Choices
+from ir_measures.providers.base import Any as _AnyValue
+
+from ranklens._data import Qrels
+from ranklens._evaluate import evaluate as _evaluate
+from ranklens._names import Metric, parse_metrics
+
+__all__ = ["RanklensEvaluator", "RanklensProvider", "install"]
+
+# gdeval's ERR: grades are capped at 4 ($MAX_JUDGMENT in gdeval.pl), R(g) = (2^g-1)/2^4.
+_GDEVAL_MAX_GRADE = 4.0
+
+
+def _given(measure: Any, key: str) -> Any:
+    value = measure[key]
+    return None if value is NOT_PROVIDED else value
+
+
+def _rel(measure: Any) -> float:
+    return float(measure["rel"])
+
+
+def _cutoff(measure: Any) -> int | None:
+    k = _given(measure, "cutoff")
+    return None if k is None else int(k)
+
+
+def _ndcg(measure: Any) -> Metric:
+    k = _cutoff(measure)
+    if measure["dcg"] == "exp-log2":
+        return Metric("ndcg_burges", k)
+    gains = _given(measure, "gains") or {}
+    params = tuple(sorted((f"gain{int(label)}", float(g)) for label, g in gains.items()))
+    return Metric("ndcg", k, None, params)
+
+
+def _num_ret(measure: Any) -> Metric:
+    rel = _given(measure, "rel")
+    return Metric("num_ret") if rel is None else Metric("num_rel_ret", None, float(rel))
+
+
+def _set_p(measure: Any) -> Metric:
+    family = "relative_precision" if measure["relative"] else "precision"
+    return Metric(family, None, _rel(measure))
+
+
+# ir_measures measure NAME -> the ranklens metric for one of its instances.
+_TO_METRIC = {
+    "P": lambda m: Metric("precision", _cutoff(m), _rel(m)),
+    "R": lambda m: Metric("recall", _cutoff(m), _rel(m)),
+    "AP": lambda m: Metric("map", _cutoff(m), _rel(m)),
+    "RR": lambda m: Metric("mrr", _cutoff(m), _rel(m)),
+    "Rprec": lambda m: Metric("r_precision", None, _rel(m)),
+    "Success": lambda m: Metric("hit_rate", _cutoff(m), _rel(m)),
+    "SetP": _set_p,
+    "SetR": lambda m: Metric("recall", None, _rel(m)),
+    "SetAP": lambda m: Metric("set_map", None, _rel(m)),
+    "SetF": lambda m: Metric("set_f", None, _rel(m), (("beta", float(m["beta"])),)),
+    # version=9: trec_eval 9.0.8's recall-level rule, as pytrec_eval (ir_measures' IPrec).
+    "IPrec": lambda m: Metric(
+        "iprec_at_recall", None, _rel(m), (("recall", float(m["recall"])), ("version", 9.0))
+    ),
+    "Bpref": lambda m: Metric("bpref", None, _rel(m)),
+    "infAP": lambda m: Metric("inf_ap", None, _rel(m)),
+    "NumRel": lambda m: Metric("num_rel", None, _rel(m)),
+    "NumRet": _num_ret,
+    "NumQ": lambda m: Metric("num_q"),
+    "Judged": lambda m: Metric("judged", _cutoff(m)),
+    "nDCG": _ndcg,
+    "ERR": lambda m: Metric("err", _cutoff(m), None, (("gmax", _GDEVAL_MAX_GRADE),)),
+}
+
+_ANY = _AnyValue()
+_REQUIRED = _AnyValue(required=True)
+_FALSE = Choices(False)
+
+
+class RanklensProvider(ir_measures.providers.Provider):
+    """ir_measures' provider interface over :func:`ranklens.evaluate` (see the module)."""
+
+    NAME = "ranklens"
+    SUPPORTED_MEASURES: ClassVar[list[Any]] = [
+        _m._P(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._R(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._AP(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._RR(cutoff=Choices(NOT_PROVIDED), rel=_ANY, judged_only=_ANY),
+        _m._RR(cutoff=_ANY, rel=_ANY, judged_only=_FALSE),
+        _m._Rprec(rel=_ANY, judged_only=_ANY),
+        _m._Success(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._SetP(rel=_ANY, relative=_ANY, judged_only=_ANY),
+        _m._SetR(rel=_ANY),
+        _m._SetAP(rel=_ANY, judged_only=_ANY),
+        _m._SetF(rel=_ANY, beta=_ANY, judged_only=_ANY),
+        _m._IPrec(recall=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._Bpref(rel=_ANY),
+        _m._infAP(rel=_ANY),
+        _m._NumRel(rel=_ANY),
+        _m._NumRet(rel=_ANY),
+        _m._NumQ(),
+        _m._Judged(cutoff=_ANY),
+        _m._nDCG(cutoff=_ANY, dcg=Choices("log2"), gains=_ANY, judged_only=_ANY),
+        _m._nDCG(
+            cutoff=_ANY, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED), judged_only=_FALSE
+        ),
+        _m._ERR(cutoff=_REQUIRED),
+    ]
+
+    def supports(self, measure: Any) -> bool:
+        if not super().supports(measure):
+            return False
+        return self._metric(measure) is not None
+
+    @staticmethod
+    def _metric(measure: Any) -> Metric | None:
+        """The ranklens metric for ``measure``, or None where the parameters are outside
+        what ranklens expresses (a cutoff below 1, a gain label that is not a
+        non-negative integer, a non-finite number)."""
+        to_metric = _TO_METRIC.get(measure.NAME)
+        if to_metric is None:
+            return None
+        rel = measure.params.get("rel", NOT_PROVIDED)
+        if rel is not NOT_PROVIDED and not rel >= 0:
+            return None
+        gains = measure.params.get("gains")
+        if isinstance(gains, dict):
+            for label, gain in gains.items():
+                if isinstance(label, bool) or not isinstance(label, int) or label < 0:
+                    return None
+                if not isinstance(gain, (int, float)) or not math.isfinite(gain):
+                    return None
+        try:
+            return parse_metrics([to_metric(measure)])[0]
+        except (TypeError, ValueError):
+            return None
+
+    def _evaluator(self, measures: Iterable[Any], qrels: Any) -> RanklensEvaluator:
+        measures = list(measures)
+        for measure in measures:
+            if not self.supports(measure):
+                raise ValueError(f"unsupported measure {measure}")
+        qrels_dict = ir_measures.util.QrelsConverter(qrels).as_dict_of_dict()
+        return RanklensEvaluator(measures, qrels_dict)
+
+
+class RanklensEvaluator(ir_measures.providers.Evaluator):
+    """Scores runs against one set of qrels: one ranklens pass per group of measures."""
+
+    def __init__(self, measures: list[Any], qrels: dict[str, dict[str, int]]) -> None:
+        super().__init__(measures, set(qrels))
+        # Groups of one evaluate() call: (judged_only, counts negative labels as judged).
+        # Judged counts every qrels entry as judged, negative labels included
+        # (ir_measures' definition); ranklens's judged does not count negative labels,
+        # so Judged is scored on qrels with negative labels raised to 0 (its value only
+        # depends on which documents are in the qrels).
+        groups: dict[tuple[bool, bool], dict[Metric, list[Any]]] = {}
+        for measure in measures:
+            metric = RanklensProvider._metric(measure)
+            if metric is None:  # RanklensProvider._evaluator checked every measure
+                raise ValueError(f"unsupported measure {measure}")
+            judged_only = bool(measure.params.get("judged_only", False))
+            key = (judged_only, measure.NAME == "Judged")
+            groups.setdefault(key, {}).setdefault(metric, []).append(measure)
+        self._groups = groups
+        self._qrels: dict[bool, Qrels] = {}
+        if any(not negatives_judged for _, negatives_judged in groups):
+            self._qrels[False] = Qrels(qrels)
+        if any(negatives_judged for _, negatives_judged in groups):
+            clamped = {q: {d: max(int(v), 0) for d, v in docs.items()} for q, docs in qrels.items()}
+            self._qrels[True] = Qrels(clamped)
+
+    def iter_calc(self, run: Any) -> Iterator[ir_measures.Metric]:
+        """Per-query values: the scored queries, then ``DEFAULT`` for every other qrels
+        query, in the order of ``Evaluator.iter_calc``."""
+        # Same output as the base class, which hashes every yielded measure (its repr)
+        # to find what is missing: that bookkeeping took longer than ranklens's scoring.
+        scored: set[str] = set()
+        yield from self._scored(run, scored)
+        missing = self.qrel_qids - scored
+        if missing:
+            pairs = itertools.product(set(self.measures), missing)
+            for measure, qid in sorted(pairs, key=lambda x: (str(x[0]), x[1])):
+                yield ir_measures.Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
+
+    def _iter_calc(self, run: Any) -> Iterator[ir_measures.Metric]:
+        return self._scored(run, set())
+
+    def _scored(self, run: Any, scored: set[str]) -> Iterator[ir_measures.Metric]:
+        """Values of the queries in both the run and the qrels; their ids go to ``scored``."""
+        run_dict = ir_measures.util.RunConverter(run).as_dict_of_dict()
+        # Queries only in the run are ignored; an empty ranking is scored (NumQ 1, NumRel
+        # R, as pytrec_eval); qrels queries missing from the run get the measure's DEFAULT.
+        run_dict = {q: docs for q, docs in run_dict.items() if q in self.qrel_qids}
+        if not run_dict:
+            return
+        for (judged_only, negatives_judged), by_metric in self._groups.items():
+            res = _evaluate(
+                self._qrels[negatives_judged],
+                run_dict,
+                list(by_metric),
+                judged_only=judged_only,
+            )
+            missing = set(res.missing_queries)
+            qids = [q for q in res.query_ids if q not in missing]
+            rows = [i for i, q in enumerate(res.query_ids) if q not in missing]
+            scored.update(qids)
+            for j, metric in enumerate(res.metrics):
+                column = res.values[rows, j].tolist()
+                for measure in by_metric[metric]:
+                    for qid, value in zip(qids, column):
+                        yield ir_measures.Metric(query_id=qid, measure=measure, value=value)
+
+
+def install() -> RanklensProvider:
+    """Put the ranklens provider first in ir_measures' default pipeline.
+
+    After this, ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc``,
+    ``ir_measures.evaluator`` (and PyTerrier's ``pt.Experiment``) compute every measure
+    ranklens supports with ranklens; the others go to the providers that follow.  The
+    provider is also registered as ``ir_measures.providers.registry["ranklens"]``.
+    Calling it again changes nothing.  Returns the installed provider.
+    """
+    registry = ir_measures.providers.registry
+    provider = registry.get(RanklensProvider.NAME)
+    if not isinstance(provider, RanklensProvider):
+        provider = RanklensProvider()
+        registry[RanklensProvider.NAME] = provider
+    pipeline = ir_measures.DefaultPipeline.providers
+    pipeline[:] = [p for p in pipeline if not isinstance(p, RanklensProvider)]
+    pipeline.insert(0, provider)
+    return provider
