@@ -47,6 +47,7 @@ PY_ONLY = {
 }
 RS_ONLY = {
     "mod": "python/ranklens/metrics/__init__.py",
+    "family": "python/ranklens/_names/_families.py (the registry)",
     "query": "python/ranklens/metrics/_common.py",
     "expected": "python/ranklens/metrics/_expected.py",
     "autorag": "python/ranklens/compat/autorag.py",

@@ -525,3 +525,24 @@ def test_readme_setup_table(tmp_path, files):
         ("recall@20", 0.02),
     ]
     assert out.returncode == 0 and doc["passed"] is True  # the top 20 are all relevant in both
+
+
+def test_cli_relevance_level_positive_as_in_the_other_commands(tmp_path):
+    # Five queries, each with one document labelled 0.4 (relevant at level
+    # "positive", not at the default 1); the candidate ranks it second instead of
+    # first.  Default level: P@1 is 0 in both runs, every drop 0: pass.  Level
+    # "positive": every query drops from 1 to 0 (a constant drop of 1, sd 0), over
+    # the max drop 0.5: fail.
+    qs = range(1, 6)
+    (tmp_path / "q").write_text("".join(f"{q} 0 a 0.4\n{q} 0 b 0\n" for q in qs))
+    (tmp_path / "base").write_text("".join(f"{q} Q0 a 1 2.0 r\n{q} Q0 b 2 1.0 r\n" for q in qs))
+    (tmp_path / "cand").write_text("".join(f"{q} Q0 b 1 2.0 r\n{q} Q0 a 2 1.0 r\n" for q in qs))
+    args = [str(tmp_path / n) for n in ("q", "base", "cand")]
+    args += ["-m", "P@1", "--max-drop", "P@1=0.5"]
+    run = [sys.executable, "-m", "ranklens.cli", "gate", *args]
+    default = subprocess.run(run, capture_output=True, text=True)
+    positive = subprocess.run([*run, "-l", "positive"], capture_output=True, text=True)
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert positive.returncode == 1, positive.stdout + positive.stderr
+    bad = subprocess.run([*run, "-l", "nan"], capture_output=True, text=True)
+    assert bad.returncode == 2

@@ -7,7 +7,7 @@
 use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
-use crate::core::metrics::{err, Family, MetricSpec};
+use crate::core::metrics::{self, err, Family, MetricSpec};
 use crate::core::rows::{score_sample, Sample, Scratch, NO_GROUP};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
@@ -540,7 +540,7 @@ impl RowScorer {
 
     fn specs_for(&self, largest: f64) -> Option<Vec<MetricSpec>> {
         self.auto_gmax
-            .then(|| err::resolve(&self.setup.specs, err::max_label(&[largest])))
+            .then(|| metrics::resolve_gmax(&self.setup.specs, err::max_label(&[largest])))
     }
 }
 

@@ -21,7 +21,7 @@
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
 use crate::core::metrics::query::{is_rel, PrefixBuf, Query, TieGroups};
-use crate::core::metrics::{err, Family, MetricSpec};
+use crate::core::metrics::{self, err, Family, MetricSpec};
 use rayon::prelude::*;
 
 /// A read-only 2-D view: element `(i, j)` is `data[i * row_stride + j *
@@ -394,7 +394,7 @@ fn setup(
     } else {
         0.0
     };
-    Ok(err::resolve(metrics, max))
+    Ok(metrics::resolve_gmax(metrics, max))
 }
 
 /// The largest label of the candidates (0 at least).

@@ -18,7 +18,7 @@ use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
 use crate::core::metrics::query::{PrefixBuf, Query, TieGroups};
-use crate::core::metrics::{expected, MetricSpec};
+use crate::core::metrics::{self, expected, MetricSpec};
 use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
 use rayon::prelude::*;
@@ -298,7 +298,7 @@ pub fn check(metrics: &[MetricSpec], opts: &Options) -> Result<()> {
 /// label of the qrels) filled in.  [`evaluate_pairs`] takes them resolved.
 pub fn resolve(metrics: &[MetricSpec], qrels: &Side<'_>) -> Vec<MetricSpec> {
     use crate::core::metrics::err;
-    err::resolve(metrics, err::max_label(qrels.values))
+    metrics::resolve_gmax(metrics, err::max_label(qrels.values))
 }
 
 /// Score only the given `(qrels query, run query)` pairs, in parallel: row `i`

@@ -26,6 +26,7 @@ import sys
 import warnings
 from typing import Any
 
+from ranklens._checks import level_text
 from ranklens._gate import CORRECTIONS, MODES, load_config
 from ranklens._gate._config import ConfigError
 from ranklens._gate._gate import check_budgets, check_cutoffs, check_settings, gate
@@ -96,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="K",
         help="hit -> miss flips at K (default: the metrics' cutoffs); repeatable",
     )
-    p.add_argument("-l", "--relevance-level", type=float, default=None, dest="relevance_level")
+    p.add_argument("-l", "--relevance-level", type=level_text, default=None, dest="relevance_level")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     p.add_argument(

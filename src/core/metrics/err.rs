@@ -14,7 +14,6 @@
 //! The relevance level is not used.
 
 use super::query::Query;
-use super::MetricSpec;
 
 /// `R(g)` for one label.
 #[inline]
@@ -47,24 +46,6 @@ pub fn max_label(labels: &[f64]) -> f64 {
     labels.iter().copied().fold(0.0, f64::max)
 }
 
-/// The specs with every automatic `gmax` (<= 0) replaced by `max_label`.
-pub fn resolve(specs: &[MetricSpec], max_label: f64) -> Vec<MetricSpec> {
-    specs
-        .iter()
-        .map(|m| {
-            let mut m = m.clone();
-            if m.family == super::Family::Err && m.param("gmax") <= 0.0 {
-                for (key, v) in m.params.iter_mut() {
-                    if *key == "gmax" {
-                        *v = max_label;
-                    }
-                }
-            }
-            m
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,12 +70,8 @@ mod tests {
     }
 
     #[test]
-    fn automatic_gmax() {
+    fn automatic_gmax_is_the_largest_label() {
         assert_eq!(max_label(&[1.0, 3.0, -2.0]), 3.0);
         assert_eq!(max_label(&[-1.0]), 0.0);
-        let specs = [MetricSpec::new("err", Some(5), None, &[]).unwrap()];
-        assert_eq!(resolve(&specs, 3.0)[0].param("gmax"), 3.0);
-        let given = [MetricSpec::new("err", None, None, &[("gmax".into(), 4.0)]).unwrap()];
-        assert_eq!(resolve(&given, 3.0)[0].param("gmax"), 4.0);
     }
 }

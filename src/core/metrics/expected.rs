@@ -53,9 +53,9 @@
 //! Families added later have no expected form until one is written here:
 //! [`supported`] says which, and `eval::evaluate` rejects the others up front.
 
+use super::family::Family;
 use super::ndcg::{gain, ideal_dcg, Gain};
 use super::query::{discount, is_rel, Query};
-use super::Family;
 
 /// Whether `family` has an expected form under `ties="expected"`.
 pub fn supported(family: Family) -> bool {

@@ -43,167 +43,11 @@ pub mod ndcg_rel;
 pub mod rbp;
 // -- end gains and beyond --
 
+mod family;
+
 use crate::core::error::{Error, Result};
+pub use family::Family;
 use query::Query;
-
-/// The metric families the kernels implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    Precision,
-    Recall,
-    F1,
-    Hits,
-    HitRate,
-    Mrr,
-    Map,
-    Ndcg,
-    NdcgBurges,
-    Dcg,
-    RPrecision,
-    Bpref,
-    NumRet,
-    NumRel,
-    NumRelRet,
-    // -- trec_eval part A --
-    SetF,
-    SetMap,
-    RelativePrecision,
-    Utility,
-    RprecMult,
-    NumNonrelJudgedRet,
-    NumQ,
-    IprecAtRecall,
-    IprecAvg,
-    InfAp,
-    GmMap,
-    GmBpref,
-    Unjudged,
-    // -- end trec_eval part A --
-    // -- gains and beyond --
-    BinG,
-    G,
-    NdcgRel,
-    Rndcg,
-    Rbp,
-    RbpResid,
-    Err,
-    Judged,
-    Auc,
-    FirstRelRank,
-    Fallout,
-    // -- end gains and beyond --
-    /// Ideal DCG (gain = label), the denominator of nDCG.
-    Idcg,
-}
-
-impl Family {
-    /// Canonical names, as in `python/ranklens/_names/_families.py`.
-    pub fn from_name(name: &str) -> Option<Family> {
-        Some(match name {
-            "precision" => Family::Precision,
-            "recall" => Family::Recall,
-            "f1" => Family::F1,
-            "hits" => Family::Hits,
-            "hit_rate" => Family::HitRate,
-            "mrr" => Family::Mrr,
-            "map" => Family::Map,
-            "ndcg" => Family::Ndcg,
-            "ndcg_burges" => Family::NdcgBurges,
-            "dcg" => Family::Dcg,
-            "r_precision" => Family::RPrecision,
-            "bpref" => Family::Bpref,
-            "num_ret" => Family::NumRet,
-            "num_rel" => Family::NumRel,
-            "num_rel_ret" => Family::NumRelRet,
-            // -- trec_eval part A --
-            "set_f" => Family::SetF,
-            "set_map" => Family::SetMap,
-            "relative_precision" => Family::RelativePrecision,
-            "utility" => Family::Utility,
-            "rprec_mult" => Family::RprecMult,
-            "num_nonrel_judged_ret" => Family::NumNonrelJudgedRet,
-            "num_q" => Family::NumQ,
-            "iprec_at_recall" => Family::IprecAtRecall,
-            "iprec_avg" => Family::IprecAvg,
-            "inf_ap" => Family::InfAp,
-            "gm_map" => Family::GmMap,
-            "gm_bpref" => Family::GmBpref,
-            "unjudged" => Family::Unjudged,
-            // -- end trec_eval part A --
-            // -- gains and beyond --
-            "bin_g" => Family::BinG,
-            "g" => Family::G,
-            "ndcg_rel" => Family::NdcgRel,
-            "rndcg" => Family::Rndcg,
-            "rbp" => Family::Rbp,
-            "rbp_resid" => Family::RbpResid,
-            "err" => Family::Err,
-            "judged" => Family::Judged,
-            "auc" => Family::Auc,
-            "first_rel_rank" => Family::FirstRelRank,
-            "fallout" => Family::Fallout,
-            // -- end gains and beyond --
-            "idcg" => Family::Idcg,
-            _ => return None,
-        })
-    }
-
-    fn takes_cutoff(self) -> bool {
-        !matches!(self, Family::RPrecision | Family::Bpref | Family::NumRel)
-            // -- trec_eval part A --
-            && !matches!(
-                self,
-                Family::SetF
-                    | Family::SetMap
-                    | Family::Utility
-                    | Family::RprecMult
-                    | Family::NumQ
-                    | Family::IprecAtRecall
-                    | Family::IprecAvg
-                    | Family::InfAp
-                    | Family::GmMap
-                    | Family::GmBpref
-            )
-            // -- gains and beyond --
-            && !matches!(
-                self,
-                Family::BinG | Family::G | Family::NdcgRel | Family::Rndcg
-            )
-    }
-
-    // -- gains and beyond --
-    /// Families taking custom gains per label (`gainL` parameters).
-    fn takes_gains(self) -> bool {
-        matches!(
-            self,
-            Family::Ndcg | Family::Dcg | Family::G | Family::NdcgRel | Family::Rndcg | Family::Rbp
-        )
-    }
-
-    /// The named numeric parameters the family takes, with their defaults
-    /// (mirrors `FAMILIES[...].params` in `python/ranklens/_names/_families.py`).
-    fn params(self) -> &'static [(&'static str, f64)] {
-        match self {
-            // -- trec_eval part A --
-            Family::SetF => &[("beta", 1.0)],
-            Family::Utility => &[
-                ("a", 1.0),
-                ("b", -1.0),
-                ("c", 0.0),
-                ("d", 0.0),
-                ("num_docs", 0.0),
-            ],
-            Family::RprecMult => &[("mult", 1.0)],
-            Family::IprecAtRecall => &[("recall", 0.0), ("version", 10.0)],
-            Family::IprecAvg => &[("lo", 0.0), ("hi", 1.0), ("step", 0.1), ("version", 10.0)],
-            // -- end trec_eval part A --
-            // -- gains and beyond --
-            Family::Rbp | Family::RbpResid => &[("p", 0.9)],
-            Family::Err => &[("gmax", 0.0)],
-            _ => &[],
-        }
-    }
-}
 
 /// One requested metric: family, optional cutoff, optional own relevance
 /// level, and the family's named parameters (defaults filled in).
@@ -354,6 +198,25 @@ impl MetricSpec {
     }
 }
 
+/// The specs with every automatic `gmax` of `err` (<= 0) replaced by
+/// `max_label` (`err::max_label` of the qrels' labels).
+pub fn resolve_gmax(specs: &[MetricSpec], max_label: f64) -> Vec<MetricSpec> {
+    specs
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if m.family == Family::Err && m.param("gmax") <= 0.0 {
+                for (key, v) in m.params.iter_mut() {
+                    if *key == "gmax" {
+                        *v = max_label;
+                    }
+                }
+            }
+            m
+        })
+        .collect()
+}
+
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::Query;
@@ -487,5 +350,18 @@ mod prefix_tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod gmax_tests {
+    use super::*;
+
+    #[test]
+    fn automatic_gmax() {
+        let specs = [MetricSpec::new("err", Some(5), None, &[]).unwrap()];
+        assert_eq!(resolve_gmax(&specs, 3.0)[0].param("gmax"), 3.0);
+        let given = [MetricSpec::new("err", None, None, &[("gmax".into(), 4.0)]).unwrap()];
+        assert_eq!(resolve_gmax(&given, 3.0)[0].param("gmax"), 4.0);
     }
 }
