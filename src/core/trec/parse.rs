@@ -4,7 +4,7 @@
 //!
 //! Values are parsed from the bytes by `fast-float2`.
 //!
-//! Where the parse's CPU goes (third session, `bench_parse_only`, 1.35 s of CPU
+//! Where the parse's CPU goes (`bench_parse_only`, 1.35 s of CPU
 //! for the 10M lines, found by taking parts out of `Parsed::parse`): the float
 //! fields ~0.15-0.2 s (17-digit scores: fast-float2's slow path half the
 //! time), the duplicate check of each segment ~0.15-0.2 s, and ~1.0 s for the
