@@ -117,3 +117,20 @@ def test_shared_scorer_from_many_threads():
             assert {k: v.tobytes() for k, v in batch.items()} == {
                 k: v.tobytes() for k, v in want_batch.items()
             }
+
+
+def test_score_from_many_threads_while_its_scorer_cache_evicts():
+    # More distinct metric lists than the cache holds (64), from 8 threads at once:
+    # evictions race, and every call still gives the single-threaded answer.
+    retrieved, relevant = ["a", "b", "c", "d"], {"b": 2, "d": 1}
+    lists = [[f"P@{k}", "map", f"ndcg@{j}"] for k in range(1, 11) for j in range(1, 11)]
+    want = [ranklens.score(retrieved, relevant, m) for m in lists]
+
+    def work(i: int):
+        order = lists[i::N_THREADS] + lists
+        return {tuple(m): ranklens.score(retrieved, relevant, m) for m in order}
+
+    for per_thread in _hammer(work):
+        for got in per_thread:
+            for m, w in zip(lists, want):
+                assert got[tuple(m)] == w

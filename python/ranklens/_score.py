@@ -254,7 +254,12 @@ def _cached_scorer(
         )
         if key is not None:
             if len(_SCORERS) >= 64:
-                _SCORERS.pop(next(iter(_SCORERS)))  # the oldest: a bounded cache
+                # The oldest: a bounded cache.  Other threads may evict at the same
+                # time (score() from a thread pool): losing that race is harmless.
+                try:
+                    _SCORERS.pop(next(iter(_SCORERS)), None)
+                except (StopIteration, RuntimeError):
+                    pass
             _SCORERS[key] = scorer
     return scorer
 
