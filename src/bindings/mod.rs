@@ -191,10 +191,12 @@ fn num_rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
 }
 
 // `gil_used = false`: free-threaded CPython may run these functions in parallel.
-// Nothing here keeps state between calls: the one class, `RowScorer`, is
-// `frozen` (set at construction; its scratch buffers are thread-local), and the
-// only other static is a `OnceLock` table in `core::metrics::query`; every input is read
-// through PyO3 calls or borrowed read-only numpy arrays; results are new objects.
+// No state is shared between calls without a lock: the one class, `RowScorer`, is
+// `frozen` (set at construction; its scratch buffers are thread-local); the
+// statics are the thread pool (`core::pool`, behind a `Mutex`) and a `OnceLock`
+// table (`core::metrics::query`); dicts are walked inside their critical section.
+// Inputs are read through PyO3 or borrowed read-only numpy arrays; results are new
+// objects.
 #[pymodule(gil_used = false)]
 fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Load numpy's C API now, where a failure (Ctrl-C while numpy's version is
