@@ -18,6 +18,7 @@ import pytest
 
 import ranklens
 from ranklens import Qrels, Run, evaluate, evaluate_files
+from ranklens.compat import autorag
 from ranklens.errors import ParseError
 
 DATA = Path(__file__).parent / "data"
@@ -481,6 +482,11 @@ def test_cli_output_that_cannot_be_written_is_one_line(redirect):
         lambda: ranklens.Qrels({"q": {"d\ud800": 1}}),
         lambda: ranklens.Scorer(["map"])(["a\ud800"], ["a"]),
         lambda: ranklens.Scorer(["map"]).batch([["a"], ["b\ud800"]], [["a"], ["b"]]),
+        # ids packed in one call (records, pandas object columns, JSON Lines)
+        lambda: ranklens.Run.from_records([("q", "d\ud800", 1.0)]),
+        # AutoRAG's ids and passages
+        lambda: autorag.retrieval_recall([[["a\ud800"]]], [["a"]]),
+        lambda: autorag.retrieval_token_f1([[["a b"]]], [["a\ud800 b"]]),
     ],
 )
 def test_a_lone_surrogate_in_an_id_is_an_input_error(make):

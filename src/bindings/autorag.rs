@@ -27,7 +27,7 @@ pub(super) fn same_rows(py: Python<'_>, a: usize, b: usize, what: (&str, &str)) 
 pub(super) fn autorag_key(obj: &Bound<'_, PyAny>, row: usize, buf: &mut Vec<u8>) -> PyResult<bool> {
     buf.clear();
     if let Ok(s) = obj.cast::<PyString>() {
-        let s = s.to_cow()?;
+        let s = super::str_utf8(s, || format!("row {row}: an id"))?;
         if s.trim_matches(crate::core::autorag::tokens::is_py_space)
             .is_empty()
         {
@@ -170,7 +170,7 @@ pub(super) fn push_contents(
     let mut ok = !items.is_empty();
     for item in &items {
         if let Ok(s) = item.cast::<PyString>() {
-            let s = s.to_cow()?;
+            let s = super::str_utf8(s, || format!("row {row}: a passage"))?;
             ok &= !s
                 .trim_matches(crate::core::autorag::tokens::is_py_space)
                 .is_empty();
@@ -207,7 +207,7 @@ pub(super) fn push_contents_one(
             )),
         )
     })?;
-    let s = s.to_cow()?;
+    let s = super::str_utf8(s, || format!("row {row}: a passage"))?;
     let ok = !s
         .trim_matches(crate::core::autorag::tokens::is_py_space)
         .is_empty();

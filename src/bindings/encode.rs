@@ -34,7 +34,9 @@
 //! CPU for 1M entries): objects built in order lie in order in memory, and the
 //! hardware prefetcher already follows them.
 
-use super::{is_id, non_contiguous, num_rows, row_items, to_arrays, to_py, EncodedArrays};
+use super::{
+    is_id, non_contiguous, num_rows, row_items, str_utf8, to_arrays, to_py, EncodedArrays,
+};
 use crate::core::columns;
 use crate::core::encode::{Builder, Kind};
 use crate::core::error::Error;
@@ -45,27 +47,24 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::borrow::Cow;
 
-/// An id: `str` (its UTF-8 bytes, borrowed from the object: no copy), or `int`
-/// (written in decimal into `buf`); anything else is an error.
-///
-/// Why a copy under the stable ABI before 3.10: the limited API of 3.9 has no
-/// call that lends a `str`'s UTF-8 bytes (`PyUnicode_AsUTF8AndSize` joined it in
-/// 3.10), so the `cp39-abi3` wheel encodes each `str` into `buf` instead.
+/// An id: `str` (its UTF-8 bytes, borrowed from the object where the API
+/// allows, else copied into `buf`: see [`str_utf8`]), or `int` (written in
+/// decimal into `buf`); anything else is an error.
 pub(super) fn id_bytes<'a>(
     obj: &'a Bound<'_, PyAny>,
     buf: &'a mut String,
     what: &str,
 ) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
-        #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
-        return Ok(s.to_str().map_err(|_| not_utf8(s, what))?.as_bytes());
-        #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
-        {
-            buf.clear();
-            buf.push_str(&s.to_cow().map_err(|_| not_utf8(s, what))?);
-            return Ok(buf.as_bytes());
-        }
+        return Ok(match str_utf8(s, || what.to_string())? {
+            Cow::Borrowed(text) => text.as_bytes(),
+            Cow::Owned(text) => {
+                *buf = text;
+                buf.as_bytes()
+            }
+        });
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
         buf.clear();
@@ -78,22 +77,6 @@ pub(super) fn id_bytes<'a>(
         obj.repr()?
     )))
     .map_err(|e| to_py(obj.py(), e))
-}
-
-/// A `str` that cannot be UTF-8 (it holds a lone surrogate, e.g. from
-/// `os.fsdecode` of bytes that are not UTF-8): the input error naming it, not
-/// Python's bare `UnicodeEncodeError`.
-pub(super) fn not_utf8(s: &Bound<'_, PyString>, what: &str) -> PyErr {
-    let shown = s
-        .repr()
-        .map(|r| r.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    to_py(
-        s.py(),
-        Error::InvalidInput(format!(
-            "{what} {shown} is not valid Unicode text (it holds a lone surrogate)"
-        )),
-    )
 }
 
 /// An id as an owned string (for query ids, kept for error messages).
@@ -739,7 +722,8 @@ pub(super) fn pack_ids<'py>(
     let mut num = String::new();
     let mut push = |row: usize, obj: &Bound<'py, PyAny>| -> PyResult<()> {
         if let Ok(s) = obj.cast::<PyString>() {
-            bytes.extend_from_slice(s.to_cow()?.as_bytes());
+            let text = str_utf8(s, || format!("column {column:?}, row {row}: an id"))?;
+            bytes.extend_from_slice(text.as_bytes());
         } else if obj.is_instance_of::<pyo3::types::PyBool>() {
             return Err(to_py(
                 py,

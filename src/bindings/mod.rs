@@ -168,6 +168,32 @@ fn is_id(obj: &Bound<'_, PyAny>) -> bool {
         || (obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>())
 }
 
+/// A `str`'s UTF-8 text: borrowed from the object where the API allows (a
+/// copy under the stable ABI before 3.10, whose limited API has no call that
+/// lends it: `PyUnicode_AsUTF8AndSize` joined it in 3.10).  A `str` that has no
+/// UTF-8 form (a lone surrogate, e.g. from `os.fsdecode` of bytes that are not
+/// UTF-8) is the input error naming `what()` and the value, not Python's bare
+/// `UnicodeEncodeError`.  Every id and passage read from Python goes through
+/// here.
+fn str_utf8<'a>(
+    s: &'a Bound<'_, PyString>,
+    what: impl FnOnce() -> String,
+) -> PyResult<std::borrow::Cow<'a, str>> {
+    s.to_cow().map_err(|_| {
+        let shown = s
+            .repr()
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        to_py(
+            s.py(),
+            Error::InvalidInput(format!(
+                "{} {shown} is not valid Unicode text (it holds a lone surrogate)",
+                what()
+            )),
+        )
+    })
+}
+
 /// The number of rows of a column (an error naming the column otherwise).
 fn num_rows(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
     if obj.is_instance_of::<PyString>() {

@@ -111,9 +111,7 @@ fn push_id(
 ) -> PyResult<Id> {
     let start = bytes.len();
     if let Ok(s) = obj.cast::<PyString>() {
-        let text = s
-            .to_cow()
-            .map_err(|_| super::encode::not_utf8(s, &format!("{}{what}", at(row))))?;
+        let text = super::str_utf8(s, || format!("{}{what}", at(row)))?;
         bytes.extend_from_slice(text.as_bytes());
     } else if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
         bytes.extend_from_slice(obj.str()?.to_cow()?.as_bytes());
