@@ -18,6 +18,7 @@ from ranklens.errors import RanklensInputError
 __all__ = [
     "MAX_LINE_BYTES",
     "POSITIVE_LEVEL",
+    "check_empty",
     "check_level",
     "check_max_docs",
     "check_max_line",
@@ -92,6 +93,12 @@ def positive_int(value: Any, name: str, *, none_ok: bool = False, maximum: int =
 
 def check_threads(threads: Any) -> int | None:
     return positive_int(threads, "threads", none_ok=True, maximum=MAX_THREADS)
+
+
+def check_empty(empty: Any) -> None:
+    """The policy for a query with nothing relevant or nothing retrieved."""
+    if empty not in ("zero", "nan", "skip"):
+        raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
 
 
 def check_ties(ties: Any) -> str:

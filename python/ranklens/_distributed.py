@@ -46,6 +46,7 @@ from ranklens._checks import (
     check_max_docs,
     check_score_precision,
     check_threads,
+    check_ties,
     positive_int,
 )
 from ranklens._data import Qrels, Run, as_qrels
@@ -71,7 +72,6 @@ __all__ = [
 
 SCORED, MISSING, IGNORED = "scored", "missing", "ignored"
 QUERY, STATUS = "query_id", "status"
-TIES = ("trec", "input", "expected")
 
 MetricsArg = Union[str, Metric, Iterable[Union[str, Metric]]]
 
@@ -188,8 +188,7 @@ def make_plan(
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     check_score_precision(score_precision)
-    if ties not in TIES:
-        raise RanklensInputError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+    check_ties(ties)
     if not isinstance(judged_only, bool):
         raise RanklensInputError(f"judged_only must be a bool, got {judged_only!r}")
     gmax = 0.0

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_level, check_max_docs, check_threads, check_ties
+from ranklens._checks import check_empty, check_level, check_max_docs, check_threads, check_ties
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
@@ -119,11 +119,6 @@ def evaluate(
     return Results(
         ms, qids, values, missing, ignored, level, skipped, rows if empty == "skip" else None
     )
-
-
-def check_empty(empty: Any) -> None:
-    if empty not in ("zero", "nan", "skip"):
-        raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
 
 
 def _empty_rows(q: Qrels, r: Run) -> np.ndarray:

@@ -53,7 +53,7 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_level, check_threads
+from ranklens._checks import check_empty, check_level, check_threads
 from ranklens._labels import checked_level, warn_text
 from ranklens._names import FAMILIES, Metric, parse_metrics
 from ranklens._results import BatchScores, Scores
@@ -146,8 +146,7 @@ class Scorer(_ranklens.RowScorer):
     ) -> Scorer:
         ms = expand_cutoffs(metrics, k)
         level = check_level(relevance_level)
-        if empty not in ("zero", "nan", "skip"):
-            raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
+        check_empty(empty)
         if duplicates not in ("raise", "first"):
             raise RanklensInputError(f"duplicates must be 'raise' or 'first', got {duplicates!r}")
         if miss is not None and miss != "k+1":
