@@ -2,9 +2,10 @@
 
 Collected from each Markdown file, in order:
 
-* fenced ``python`` blocks: run in one namespace per file (a page reads as one
-  session: a later block may use what an earlier one defined), with the working
-  directory a temporary copy of ``examples/`` (so ``examples/qrels.txt`` resolves);
+* fenced ``python`` blocks: run in order in one fresh interpreter per file, in one
+  namespace (a page reads as one session: a later block may use what an earlier one
+  defined), the working directory a temporary copy of ``examples/`` (so
+  ``examples/qrels.txt`` resolves);
 * fenced ``sh`` / ``bash`` / ``console`` / ``shell`` blocks: run by ``bash`` in the same
   directory, with ``ranklens`` and ``ranklens-trec-eval`` this interpreter's console
   scripts and ``pip`` a no-op (the package under test is already importable).  A block
@@ -25,11 +26,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +44,7 @@ MAX_SKIPS = 8
 PYTHON_LANGS = {"python", "py"}
 SHELL_LANGS = {"sh", "bash", "console", "shell"}
 
-_FENCE = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
+_FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<kind>\w+)\s*(?P<arg>.*?)\s*-->\s*$")
 _EXIT = re.compile(r"#\s*exit status (\d+)\s*$")
 
@@ -116,20 +119,11 @@ def runnable_blocks() -> list[Block]:
 
 
 BLOCKS = runnable_blocks()
-# One namespace and one working directory per Markdown file.
-_SESSIONS: dict[Path, tuple[dict, Path]] = {}
+_PAGES: dict[Path, list[dict]] = {}  # a page's results, one per runnable block
 
 
-def _session(path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
-    if path not in _SESSIONS:
-        work = tmp_path_factory.mktemp(path.stem.replace(".", "_"))
-        shutil.copytree(ROOT / "examples", work / "examples")
-        _SESSIONS[path] = ({"__name__": "__main__"}, work)
-    return _SESSIONS[path]
-
-
-def _shell_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """PATH with ``ranklens`` / ``ranklens-trec-eval`` run by this interpreter."""
+def _bin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ranklens`` / ``ranklens-trec-eval`` run by this interpreter."""
     bin_dir = tmp_path_factory.getbasetemp() / "docs-bin"
     if not bin_dir.exists():
         bin_dir.mkdir()
@@ -140,10 +134,70 @@ def _shell_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                 f"sys.exit({entry}())\n"
             )
             script.chmod(0o755)
-    env = dict(os.environ)
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    return env
+    return bin_dir
+
+
+def _page_results(path: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Run a page's blocks in order in a fresh interpreter (so what one page sets up,
+    ``ir_measures``' pipeline or a warning filter, never reaches another test), in a
+    temporary directory holding a copy of ``examples/``."""
+    if path not in _PAGES:
+        work = tmp_path_factory.mktemp(path.stem.replace(".", "_"))
+        shutil.copytree(ROOT / "examples", work / "examples")
+        blocks = [b for b in BLOCKS if b.path == path]
+        spec = work / ".blocks.json"
+        spec.write_text(
+            json.dumps(
+                [
+                    {"id": b.id, "lang": b.lang, "code": b.code, "skip": b.marker == "skip"}
+                    for b in blocks
+                ]
+            )
+        )
+        env = dict(os.environ)
+        env["PATH"] = f"{_bin_dir(tmp_path_factory)}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        proc = subprocess.run(
+            [sys.executable, __file__, str(spec)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"the block runner failed on {path}:\n{proc.stderr}")
+        _PAGES[path] = json.loads((work / ".results.json").read_text())
+    return _PAGES[path]
+
+
+def run_blocks(spec_path: str) -> None:
+    """The runner (a subprocess): every block of one page, in order, in one namespace."""
+    blocks = json.loads(Path(spec_path).read_text())
+    namespace: dict = {"__name__": "__main__"}
+    results = []
+    for b in blocks:
+        result = {"stdout": "", "error": None, "status": 0}
+        if b["skip"]:
+            pass
+        elif b["lang"] in PYTHON_LANGS:
+            buf = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(buf):
+                    exec(compile(b["code"], f"{b['id']} (python block)", "exec"), namespace)
+            except BaseException:
+                result["error"] = traceback.format_exc()
+            result["stdout"] = buf.getvalue()
+        else:
+            proc = subprocess.run(
+                ["bash", "-c", "set -eo pipefail\npip() { :; }\n" + b["code"]],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            result.update(stdout=proc.stdout, status=proc.returncode, error=proc.stderr)
+        results.append(result)
+    (Path(spec_path).parent / ".results.json").write_text(json.dumps(results))
 
 
 def _check_output(block: Block, out: str) -> None:
@@ -157,35 +211,22 @@ def _check_output(block: Block, out: str) -> None:
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
-def test_markdown_block(block: Block, tmp_path_factory, monkeypatch) -> None:
+def test_markdown_block(block: Block, tmp_path_factory) -> None:
     if block.marker == "skip":
         pytest.skip(block.reason)
-    namespace, work = _session(block.path, tmp_path_factory)
-    monkeypatch.chdir(work)
+    page = [b for b in BLOCKS if b.path == block.path]
+    result = _page_results(block.path, tmp_path_factory)[page.index(block)]
     if block.lang in PYTHON_LANGS:
-        code = compile(block.code, f"{block.id} (python block)", "exec")
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            exec(code, namespace)
-        _check_output(block, buf.getvalue())
-        return
-    last = block.code.rstrip().splitlines()[-1] if block.code.strip() else ""
-    m = _EXIT.search(last)
-    expected_status = int(m.group(1)) if m else 0
-    script = "set -eo pipefail\npip() { :; }\n" + block.code
-    proc = subprocess.run(
-        ["bash", "-c", script],
-        cwd=work,
-        env=_shell_env(tmp_path_factory),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == expected_status, (
-        f"{block.id}: exit status {proc.returncode}, expected {expected_status}\n"
-        f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    )
-    _check_output(block, proc.stdout)
+        assert result["error"] is None, f"{block.id} raised:\n{result['error']}"
+    else:
+        last = block.code.rstrip().splitlines()[-1] if block.code.strip() else ""
+        m = _EXIT.search(last)
+        expected_status = int(m.group(1)) if m else 0
+        assert result["status"] == expected_status, (
+            f"{block.id}: exit status {result['status']}, expected {expected_status}\n"
+            f"stdout:\n{result['stdout']}\nstderr:\n{result['error']}"
+        )
+    _check_output(block, result["stdout"])
 
 
 def test_blocks_are_collected() -> None:
@@ -223,3 +264,7 @@ def test_parser_reads_markers_and_outputs(tmp_path) -> None:
     md.write_text("```python\nx\n")
     with pytest.raises(ValueError, match="unclosed"):
         parse_blocks(md)
+
+
+if __name__ == "__main__":
+    run_blocks(sys.argv[1])
