@@ -268,3 +268,54 @@ def test_parser_reads_markers_and_outputs(tmp_path) -> None:
 
 if __name__ == "__main__":
     run_blocks(sys.argv[1])
+
+
+def _hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "scripts/mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_metric_catalogue_covers_the_registry() -> None:
+    from ranklens._names._families import ALIASES, FAMILIES
+
+    text = _hooks().catalogue_markdown()
+    rows = {ln.split("|")[1].strip() for ln in text.splitlines() if ln.startswith("| [`")}
+    assert rows == {f"[`{name}`](#{_hooks_anchor(text, name)})" for name in FAMILIES}
+    for alias in ALIASES:
+        assert f"`{alias}`" in text, alias
+    # The other tools' names, as their own documentation spells them.
+    row = {ln.split("|")[1].strip(): ln for ln in text.splitlines() if ln.startswith("| [`")}
+    precision = next(v for k, v in row.items() if k.startswith("[`precision`]"))
+    assert "`P_k`" in precision and "`set_P`" in precision  # trec_eval
+    assert "`P@k`" in precision and "`SetP`" in precision  # ir_measures
+    assert precision.rstrip(" |").endswith("`precision`")  # ranx
+    r_prec = next(v for k, v in row.items() if k.startswith("[`r_precision`]"))
+    assert "`Rprec`" in r_prec and "`r-precision`" in r_prec
+    iprec_avg = next(v for k, v in row.items() if k.startswith("[`iprec_avg`]"))
+    assert "`11pt_avg`" in iprec_avg
+
+
+def _hooks_anchor(text: str, name: str) -> str:
+    m = re.search(rf"\| \[`{re.escape(name)}`\]\(#(\w+)\)", text)
+    assert m, name
+    return m.group(1)
+
+
+def test_links_are_rewritten_for_the_site() -> None:
+    rewrite = _hooks().rewrite_links
+    assert rewrite("[d](docs/distributed.md#x)", "BENCHMARKS.md", "benchmarks.md") == (
+        "[d](distributed.md#x)"
+    )
+    assert rewrite("[b](../BENCHMARKS.md)", "docs/distributed.md", "distributed.md") == (
+        "[b](benchmarks.md)"
+    )
+    assert rewrite("[d](../docs/distributed.md)", "benches/README.md", "benches/README.md") == (
+        "[d](../distributed.md)"
+    )
+    kept = "[s](scripts/x.py) [w](https://example.org/a.md)"
+    assert rewrite(kept, "BENCHMARKS.md", "benchmarks.md") == kept
