@@ -24,9 +24,9 @@ install: wheel
 
 # The documentation site into site/ (mkdocs.yml; `$(VENV)/bin/mkdocs serve` serves it
 # while editing).  --strict: a broken link or a docstring mkdocstrings cannot render
-# fails the build.
+# fails the build (not with --quiet, which hides the warnings --strict counts).
 docs: install
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 fmt:
 	cargo fmt
@@ -42,7 +42,7 @@ lint: install
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(PY) scripts/check_layers.py
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest ranklens._ranklens
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 test-rust:
 	cargo test
