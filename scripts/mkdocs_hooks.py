@@ -200,7 +200,10 @@ def docstring_markdown(doc: str) -> str:
             continue
         part = re.sub(r":(?:mod|func|class|meth|attr|data|exc):`~?([^`]+)`", r"`\1`", part)
         part = re.sub(r"(?m)^(\s*)\* ", lambda m: m.group(1) + "\x00 ", part)
-        part = part.replace("*", r"\*").replace("_", r"\_").replace("\x00", "*")
+        # *emphasis* stays (a star after a space, before a word); other stars are text.
+        part = re.sub(r"(?<![\w*])\*(?=\w)([^*\n]+?)(?<=\w)\*(?![\w*])", "\x01\\1\x01", part)
+        part = part.replace("*", r"\*").replace("_", r"\_")
+        part = part.replace("\x00", "*").replace("\x01", "*")
         parts[i] = part
     lines = re.sub(r"(?m)(\S)::$", r"\1:", "".join(parts)).splitlines()
     out: list[str] = []

@@ -319,3 +319,13 @@ def test_links_are_rewritten_for_the_site() -> None:
     )
     kept = "[s](scripts/x.py) [w](https://example.org/a.md)"
     assert rewrite(kept, "BENCHMARKS.md", "benchmarks.md") == kept
+
+
+def test_docstrings_become_markdown() -> None:
+    md = _hooks().docstring_markdown
+    assert md("see ``P_5`` and :mod:`ranklens.metrics.ndcg`::") == (
+        "see `P_5` and `ranklens.metrics.ndcg`:"
+    )
+    # Formula stars and underscores are text; *emphasis* and list bullets stay.
+    assert md("a*rel_ret + 2**L, *judged* only") == r"a\*rel\_ret + 2\*\*L, *judged* only"
+    assert md("Cases:\n* one\n  more\n* two") == "Cases:\n\n* one\n  more\n* two"
