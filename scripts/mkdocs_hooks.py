@@ -136,6 +136,7 @@ def _ir_measures_spellings() -> dict[str, list[str]]:
         "relative": [NOT_PROVIDED, True],
         "rel": [NOT_PROVIDED, 1],
     }
+    provider = RanklensProvider()
     out: dict[str, list[str]] = {}
     for template in RanklensProvider.SUPPORTED_MEASURES:
         options: list[dict[str, Any]] = [{}]
@@ -149,9 +150,10 @@ def _ir_measures_spellings() -> dict[str, list[str]]:
         found: list[tuple[str, str, bool]] = []  # (name, family, rel given)
         for params in options:
             params = {k: v for k, v in params.items() if v is not NOT_PROVIDED}
-            metric = RanklensProvider._metric(type(template)(**params))
-            if metric is not None:
-                name = str(type(template)(**params)).replace("@10", "@k")
+            measure = type(template)(**params)
+            metric = RanklensProvider._metric(measure)
+            if metric is not None and _supports(provider, measure):
+                name = str(measure).replace("@10", "@k")
                 found.append((name, metric.family, "rel" in params))
         # rel= is shown only where it changes the metric (NumRet(rel=1): num_rel_ret).
         plain = {family for _, family, rel in found if not rel}
@@ -160,6 +162,13 @@ def _ir_measures_spellings() -> dict[str, list[str]]:
             if (not rel or family not in plain) and name not in names:
                 names.append(name)
     return out
+
+
+def _supports(provider: Any, measure: Any) -> bool:
+    try:
+        return bool(provider.supports(measure))
+    except AssertionError:  # ir_measures' own check of a required parameter (ERR's cutoff)
+        return False
 
 
 def _ranx_spellings(aliases: dict[str, str]) -> dict[str, list[str]]:
@@ -311,9 +320,11 @@ def catalogue_markdown() -> str:
         for name in names:
             fam = FAMILIES[name]
             rel = "binary: level or `rel=`" if fam.binary else "graded"
+            if getattr(fam, "subtopics", False):
+                rel += "; subtopic judgments"
             out.append(
-                f"| `{name}` | {cutoff_text[fam.cutoff]} | {rel} | "
-                f"{aggregate_text[fam.aggregate]} | "
+                f"| `{name}` | {cutoff_text.get(fam.cutoff, fam.cutoff)} | {rel} | "
+                f"{aggregate_text.get(fam.aggregate, fam.aggregate)} | "
                 f"{_param_text(fam, PARAM_RANGES, param_range_text) or '-'} | "
                 f"{_codes(spellings.get(name, []))} |"
             )
