@@ -19,6 +19,59 @@ pub struct Query<'a> {
     /// Running sums over `ranked` at the evaluation's relevance level, built
     /// once per query (`PrefixBuf::build`), or `None`: kernels then scan.
     pub prefix: Option<Prefix<'a>>,
+    /// Subtopic judgments (the diversity metrics, `diversity.rs`); empty
+    /// (`Subtopics::default()`) when the qrels carry none.
+    pub subtopics: Subtopics<'a>,
+}
+
+/// One query's subtopic judgments (intent-aware / diversity metrics).
+///
+/// The judged documents are numbered `0..n` in the order of their id bytes
+/// (ascending: ndeval breaks ties of its greedy ideal ranking by document id).
+/// Document `p` has the judgments `(ids[i], labels[i])` for `i` in
+/// `bounds[p]..bounds[p + 1]`: subtopic index (local to the query) and label.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Subtopics<'a> {
+    pub ids: &'a [u32],
+    pub labels: &'a [f64],
+    /// `n + 1` entries (empty when the qrels carry no subtopics).
+    pub bounds: &'a [usize],
+    /// The judged document at each rank of `Query::ranked` (same length), or
+    /// [`UNJUDGED`].
+    pub ranked: &'a [u32],
+}
+
+/// `Subtopics::ranked` entry of a document not in the qrels.
+pub const UNJUDGED: u32 = u32::MAX;
+
+impl Subtopics<'_> {
+    /// Whether the qrels carry subtopic judgments.
+    pub fn present(&self) -> bool {
+        !self.bounds.is_empty()
+    }
+
+    /// Judged documents.
+    pub fn num_docs(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+
+    /// Size of the subtopic index space (largest index + 1).
+    pub fn num_subtopics(&self) -> usize {
+        self.ids.iter().map(|&s| s as usize + 1).max().unwrap_or(0)
+    }
+
+    /// The subtopics judged document `p` is relevant to at `level`.
+    pub fn relevant(&self, p: usize, level: f64) -> impl Iterator<Item = usize> + '_ {
+        let (a, b) = match (self.bounds.get(p), self.bounds.get(p + 1)) {
+            (Some(&a), Some(&b)) if a <= b && b <= self.ids.len().min(self.labels.len()) => (a, b),
+            _ => (0, 0),
+        };
+        self.ids[a..b]
+            .iter()
+            .zip(&self.labels[a..b])
+            .filter(move |(_, &l)| is_rel(l, level))
+            .map(|(&s, _)| s as usize)
+    }
 }
 
 /// Running sums over one query's ranking, shared by every metric and cutoff.
