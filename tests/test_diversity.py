@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ranklens
@@ -393,3 +393,33 @@ def test_registry_flag_matches_the_core():
                 ranklens.evaluate_dense(np.array([[1.0]]), np.array([[1.0]]), [metric])
         else:
             ranklens.evaluate(*args)
+
+
+@settings(max_examples=40, deadline=None)
+@example(
+    sizes=[2, 1],
+    labels=[-1.0, 1.0, 0.0, 0.0],
+    ranked=["d0", "d1", "d2"],
+    judged_only=True,
+    max_docs=None,
+)  # d1, second member of a group whose first was dropped, keeps its rank (label 0)
+@given(
+    sizes=st.lists(st.integers(1, 3), max_size=4),
+    labels=st.lists(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), min_size=4, max_size=4),
+    ranked=st.lists(st.sampled_from(DOCS + UNJUDGED), max_size=10, unique=True),
+    judged_only=st.booleans(),
+    max_docs=st.sampled_from([None, 3]),
+)
+def test_grouped_backends_agree(sizes, labels, ranked, judged_only, max_docs):
+    # Negative group labels with judged_only: the ranking is that of the other
+    # metrics on grouped qrels (-J after relabelling) on both backends.
+    docs = iter(DOCS)
+    groups = [[next(docs) for _ in range(n)] for n in sizes if sum(sizes) <= len(DOCS)]
+    qrels = Qrels.from_groups({"q": groups}, labels={"q": labels[: len(groups)]})
+    run = {"q": {d: float(len(ranked) - i) for i, d in enumerate(ranked)}}
+    kw = {"judged_only": judged_only, "max_docs": max_docs}
+    metrics = ["alpha_nDCG@4", "ERR_IA@3", "NRBP", "AP_IA", "P_IA@3", "StRecall@4"]
+    rust = _values(qrels, run, metrics, "rust", **kw)
+    ref = _values(qrels, run, metrics, "python", **kw)
+    for m in rust:
+        assert rust[m]["q"] == pytest.approx(ref[m]["q"], abs=1e-12), m

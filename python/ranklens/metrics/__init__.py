@@ -32,7 +32,7 @@ from ranklens.errors import RanklensInputError
 from . import gains as _gains
 from ._common import Judgments, Ranked, rank
 from ._expected import check_families, expected_scores
-from ._groups import grouped_reference
+from ._groups import grouped_reference, relabel
 from .auc import auc
 from .bpref import bpref
 from .counts import num_rel, num_rel_ret, num_ret
@@ -247,9 +247,13 @@ def _diverse_scores(
         subs = {str(d): dict(v) for d, v in subtopics.get(qid, {}).items()}
         labels = {d: max(v.values()) if v else 0.0 for d, v in subs.items()}
         judgments = Judgments(labels, subs)
-        ranking = rank(
-            run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
-        )
+        if groups is None:
+            ranking = rank(
+                run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
+            )
+        else:  # -J after the groups' relabelling, as for the other metrics
+            order = rank(run_s.get(qid, {}), Judgments({}), ties=ties, max_docs=max_docs)
+            ranking = relabel(order.docs, groups.get(qid, []), judged_only=judged_only)
         values = {
             m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, m, relevance_level)
             for m in diverse
