@@ -338,6 +338,9 @@ def test_from_subtopics_input_errors():
         Qrels.from_subtopics([("q", "A", "d", 1), ("q", "A", "d", 0)])
     with pytest.raises(RanklensInputError, match="label"):
         Qrels.from_subtopics([("q", "A", "d", "x")])
+    for bad in [float("nan"), 10**400, True]:
+        with pytest.raises(RanklensInputError, match="label"):
+            Qrels.from_subtopics([("q", "A", "d", bad)])
     with pytest.raises(RanklensInputError, match="tuple"):
         Qrels.from_subtopics([("q", "A", "d")])
     if pyndeval is not None:

@@ -44,24 +44,42 @@ def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float
     """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for row in rows:
-        q, s, d, label = _row(row)
-        q, s, d = _id(q, "query_id"), _id(s, "subtopic"), _id(d, "doc_id")
-        if isinstance(label, bool) or not isinstance(label, (int, float)):
-            raise RanklensInputError(
-                f"query {q!r}, subtopic {s!r}, document {d!r}: the label must be a number, "
-                f"got {label!r}"
-            )
-        value = float(label)
-        if not math.isfinite(value):
+        # The common row, a 4-tuple of str ids and a number, takes no call.
+        if type(row) is tuple and len(row) == 4:
+            q, s, d, label = row
+        else:
+            q, s, d, label = _row(row)
+        if type(q) is not str:
+            q = _id(q, "query_id")
+        if type(s) is not str:
+            s = _id(s, "subtopic")
+        if type(d) is not str:
+            d = _id(d, "doc_id")
+        if type(label) is not int and type(label) is not float:
+            if isinstance(label, bool) or not isinstance(label, (int, float)):
+                raise RanklensInputError(
+                    f"query {q!r}, subtopic {s!r}, document {d!r}: the label must be a "
+                    f"number, got {label!r}"
+                )
+        try:
+            value = float(label) + 0.0
+        except OverflowError:  # an int past the largest float
+            value = math.inf
+        if value - value != 0.0:  # NaN or infinite
             raise RanklensInputError(
                 f"query {q!r}, subtopic {s!r}, document {d!r}: the label must be finite"
             )
-        subs = out.setdefault(q, {}).setdefault(d, {})
+        by_doc = out.get(q)
+        if by_doc is None:
+            by_doc = out[q] = {}
+        subs = by_doc.get(d)
+        if subs is None:
+            subs = by_doc[d] = {}
         if s in subs:
             raise RanklensInputError(
                 f"query {q!r}: document {d!r} is judged twice for subtopic {s!r}"
             )
-        subs[s] = value + 0.0
+        subs[s] = value
     return out
 
 
