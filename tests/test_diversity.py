@@ -327,6 +327,11 @@ def test_from_trec_subtopics(tmp_path):
     assert _values(a, REDUNDANT, m, "rust") == _values(
         Qrels.from_subtopics(EXAMPLE), REDUNDANT, m, "rust"
     )
+    import gzip
+
+    gz = tmp_path / "div.qrels.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert Qrels.from_trec(gz, subtopics=True).subtopics() == a.subtopics()
     bad = tmp_path / "bad.qrels"
     bad.write_text("q A p1 1\nq A p2\n")
     with pytest.raises(ParseError, match=r"bad.qrels:2"):

@@ -17,7 +17,7 @@ use crate::core::cancel::Cancel;
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
-use crate::core::metrics::query::{PrefixBuf, Query, Subtopics, TieGroups, UNJUDGED};
+use crate::core::metrics::query::{is_rel, PrefixBuf, Query, Subtopics, TieGroups, UNJUDGED};
 use crate::core::metrics::{self, expected, MetricSpec};
 use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
@@ -239,6 +239,8 @@ struct Scratch {
     /// Each judged row's number in document id order.
     sub_number: Vec<u32>,
     sub_pairs: Vec<(u32, f64)>,
+    /// Relevant judged documents of each subtopic at the evaluation's level.
+    sub_relevant: Vec<u32>,
 }
 
 /// Score every qrels query on every metric.
@@ -445,7 +447,7 @@ fn score_query(
     s.judged.build(qrels.docs, jdocs);
     let diverse = metrics.iter().any(|m| m.family.needs_subtopics());
     if diverse {
-        subtopics_of(s, qrels, qi);
+        subtopics_of(s, qrels, qi, level);
     }
     if grouped {
         let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
@@ -587,6 +589,7 @@ fn score_query(
                 labels: &s.sub_labels,
                 bounds: &s.sub_bounds,
                 ranked: s.sub_ranked.get(..scored).unwrap_or(&[]),
+                relevant_docs: Some((level, &s.sub_relevant)),
             }
         } else {
             Subtopics::default()
@@ -629,7 +632,7 @@ fn score_query(
 /// `Subtopics`): judged documents numbered in id order, each with its
 /// (subtopic, label) pairs in subtopic order.  Grouped qrels: a group is a
 /// subtopic, each member relevant to its own group with the group's label.
-fn subtopics_of(s: &mut Scratch, qrels: &Side<'_>, qi: usize) {
+fn subtopics_of(s: &mut Scratch, qrels: &Side<'_>, qi: usize, level: f64) {
     let (jdocs, jlabels, jgroups) = qrels.rows(qi);
     let first = qrels.offsets[qi] as usize;
     let mut order: Vec<usize> = (0..jdocs.len()).collect();
@@ -667,6 +670,16 @@ fn subtopics_of(s: &mut Scratch, qrels: &Side<'_>, qi: usize) {
         s.sub_ids.extend(s.sub_pairs.iter().map(|&(t, _)| t));
         s.sub_labels.extend(s.sub_pairs.iter().map(|&(_, l)| l));
         s.sub_bounds.push(s.sub_ids.len());
+    }
+    let count = s.sub_ids.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    s.sub_relevant.clear();
+    s.sub_relevant.resize(count, 0);
+    for (&t, &l) in s.sub_ids.iter().zip(&s.sub_labels) {
+        if is_rel(l, level) {
+            if let Some(c) = s.sub_relevant.get_mut(t as usize) {
+                *c += 1;
+            }
+        }
     }
 }
 

@@ -46,6 +46,7 @@
 //! ndeval's non-intent-aware MAP).
 
 use super::query::{Query, Subtopics, UNJUDGED};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::f64::consts::LN_2;
 
@@ -59,15 +60,8 @@ fn discount(i: usize) -> f64 {
 }
 
 /// Relevant judged documents of each subtopic, and S (subtopics with one or more).
-fn relevant_per_subtopic(s: &Subtopics<'_>, level: f64) -> (Vec<u32>, usize) {
-    let mut n = vec![0u32; s.num_subtopics()];
-    for p in 0..s.num_docs() {
-        for t in s.relevant(p, level) {
-            if let Some(c) = n.get_mut(t) {
-                *c += 1;
-            }
-        }
-    }
+fn relevant_per_subtopic<'a>(s: &Subtopics<'a>, level: f64) -> (Cow<'a, [u32]>, usize) {
+    let n = s.relevant_docs_at(level);
     let actual = n.iter().filter(|&&c| c > 0).count();
     (n, actual)
 }
@@ -101,10 +95,12 @@ fn run_gains(s: &Subtopics<'_>, depth: usize, level: f64, alpha: f64) -> Vec<f64
 /// rank, so each set has one candidate, its largest document number (id): the
 /// rescan's choice, tie for tie (the reference backend rescans; a test holds
 /// the two equal), in ranks x sets steps instead of ranks x documents.  A
-/// query has few subtopics, so few sets: nNRBP's ideal over 660 relevant
-/// documents of 3 to 8 subtopics took 3.5x pyndeval's time by rescanning.  (A
-/// lazy heap of gains, each an upper bound of the next, was slower still: with
-/// few subtopics nearly every placement makes nearly every bound stale.)
+/// query has few subtopics, so few sets.  `benches/bench_diversity.py
+/// --queries 20 --judged 2000 --threads 1` (about 660 relevant documents a
+/// query, 3 to 8 subtopics; 21 measures, CPU ms, load ~8 on 2 cores,
+/// 2026-11-25): 48.6 rescanning, 27.2 by set.  A lazy heap of gains, each an
+/// upper bound of the next, took 147.6: with few subtopics nearly every
+/// placement makes nearly every bound stale.
 fn ideal_gains(s: &Subtopics<'_>, depth: usize, level: f64, alpha: f64) -> Vec<f64> {
     let mut weight = vec![1.0; s.num_subtopics()];
     // (relevant subtopics, document numbers ascending) per set.
@@ -364,6 +360,7 @@ mod tests {
                 labels: &labels,
                 bounds: &bounds,
                 ranked,
+                relevant_docs: None,
             },
         };
         f(&q)
@@ -477,7 +474,13 @@ mod tests {
                 }
                 bounds.push(ids.len());
             }
-            let s = Subtopics { ids: &ids, labels: &labels, bounds: &bounds, ranked: &[] };
+            let s = Subtopics {
+                ids: &ids,
+                labels: &labels,
+                bounds: &bounds,
+                ranked: &[],
+                relevant_docs: None,
+            };
             for level in [1.0, 2.0] {
                 proptest::prop_assert_eq!(
                     ideal_gains(&s, usize::MAX, level, alpha),

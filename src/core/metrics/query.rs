@@ -39,12 +39,16 @@ pub struct Subtopics<'a> {
     /// The judged document at each rank of `Query::ranked` (same length), or
     /// [`UNJUDGED`].
     pub ranked: &'a [u32],
+    /// Computed once per query (`eval.rs`), or `None`: kernels then count.
+    /// The relevance level and the number of relevant judged documents of each
+    /// subtopic at that level (one entry per subtopic index).
+    pub relevant_docs: Option<(f64, &'a [u32])>,
 }
 
 /// `Subtopics::ranked` entry of a document not in the qrels.
 pub const UNJUDGED: u32 = u32::MAX;
 
-impl Subtopics<'_> {
+impl<'a> Subtopics<'a> {
     /// Whether the qrels carry subtopic judgments.
     pub fn present(&self) -> bool {
         !self.bounds.is_empty()
@@ -57,7 +61,29 @@ impl Subtopics<'_> {
 
     /// Size of the subtopic index space (largest index + 1).
     pub fn num_subtopics(&self) -> usize {
-        self.ids.iter().map(|&s| s as usize + 1).max().unwrap_or(0)
+        match self.relevant_docs {
+            Some((_, n)) => n.len(),
+            None => self.ids.iter().map(|&s| s as usize + 1).max().unwrap_or(0),
+        }
+    }
+
+    /// Relevant judged documents of each subtopic at `level` (counted here
+    /// unless `relevant_docs` holds them at that level).
+    pub fn relevant_docs_at(&self, level: f64) -> std::borrow::Cow<'a, [u32]> {
+        if let Some((l, n)) = self.relevant_docs {
+            if l == level {
+                return std::borrow::Cow::Borrowed(n);
+            }
+        }
+        let mut n = vec![0u32; self.num_subtopics()];
+        for p in 0..self.num_docs() {
+            for t in self.relevant(p, level) {
+                if let Some(c) = n.get_mut(t) {
+                    *c += 1;
+                }
+            }
+        }
+        std::borrow::Cow::Owned(n)
     }
 
     /// The subtopics judged document `p` is relevant to at `level`.
