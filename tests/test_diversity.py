@@ -354,11 +354,18 @@ def test_from_subtopics_input_errors():
         assert Qrels.from_subtopics(rows).subtopics() == {"q": {"d": {"A": 1.0}}}
 
 
-def test_frame_with_subtopic_column():
+def test_frame_with_subtopic_column(tmp_path):
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(EXAMPLE, columns=["query_id", "subtopic", "doc_id", "relevance"])
-    q = Qrels.from_pandas(df, subtopic_col="subtopic")
-    assert q.subtopics() == Qrels.from_subtopics(EXAMPLE).subtopics()
+    want = Qrels.from_subtopics(EXAMPLE).subtopics()
+    assert Qrels.from_pandas(df, subtopic_col="subtopic").subtopics() == want
+    pa = pytest.importorskip("pyarrow")
+    table = pa.Table.from_pandas(df)
+    assert Qrels.from_arrow(table, subtopic_col="subtopic").subtopics() == want
+    df.to_parquet(tmp_path / "q.parquet")
+    assert Qrels.from_parquet(tmp_path / "q.parquet", subtopic_col="subtopic").subtopics() == want
+    pl = pytest.importorskip("polars")
+    assert Qrels.from_polars(pl.from_pandas(df), subtopic_col="subtopic").subtopics() == want
 
 
 def test_run_object_and_missing_query():

@@ -268,9 +268,14 @@ class Qrels(Side):
         query_col: str = QUERY,
         doc_col: str = DOC,
         label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
         """From a pyarrow Table or RecordBatch (string, large_string, dictionary or
-        integer id columns; chunked and sliced columns are read without copies)."""
+        integer id columns; chunked and sliced columns are read without copies).
+        ``subtopic_col``: subtopic qrels, as for :meth:`from_pandas`."""
+        if subtopic_col is not None:
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_subtopics(zip(*(table.column(c).to_pylist() for c in cols)))
         from ranklens._io import _arrow
 
         return cls._from_arrays(
@@ -308,8 +313,21 @@ class Qrels(Side):
         query_col: str = QUERY,
         doc_col: str = DOC,
         label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
-        """From a Parquet file (only the three columns are read); needs pyarrow."""
+        """From a Parquet file (only the three columns are read); needs pyarrow.
+        ``subtopic_col``: subtopic qrels (four columns read), as for :meth:`from_pandas`."""
+        if subtopic_col is not None:
+            import pyarrow.parquet as pq
+
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_arrow(
+                pq.read_table(path, columns=cols),
+                query_col=query_col,
+                doc_col=doc_col,
+                label_col=label_col,
+                subtopic_col=subtopic_col,
+            )
         from ranklens._io import _frames
 
         return cls._from_arrays(
