@@ -57,6 +57,10 @@ def evaluate(
     ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``
     (NaN for every metric, so aggregates are NaN) or ``"skip"`` (NaN, left out
     of the aggregates, listed in ``res.skipped_queries``).
+    The diversity metrics (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...) need
+    subtopic judgments: qrels from ``Qrels.from_subtopics``,
+    ``Qrels.from_trec(path, subtopics=True)`` or ``Qrels.from_groups`` (a group is
+    a subtopic).
     Groups are formed after ``judged_only`` drops documents; a group straddling the
     ``max_docs`` cut is shuffled whole, then cut (which members are scored is random
     too).  Grouped qrels: an error if two documents of one group tie before the
@@ -78,7 +82,15 @@ def evaluate(
     if backend == "rust":
         specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
         values, run_index, run_only = _ranklens.evaluate(
-            q.arrays, r.arrays, specs, level, nthreads, bool(judged_only), max_docs, ties
+            q.arrays,
+            r.arrays,
+            specs,
+            level,
+            nthreads,
+            bool(judged_only),
+            max_docs,
+            ties,
+            q._subtopics,
         )
         qids = q.query_ids
         missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
@@ -90,6 +102,7 @@ def evaluate(
         qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
         rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
         groups = q.groups() if q.grouped else None  # grouped ground truth (RAG)
+        subtopics = q.subtopics() if q.has_subtopics else None  # diversity qrels
         per = evaluate_reference(
             qd,
             rd,
@@ -99,6 +112,7 @@ def evaluate(
             max_docs=max_docs,
             ties=ties,
             groups=groups,
+            subtopics=subtopics,
         )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)
