@@ -51,6 +51,8 @@ pub enum Family {
     // -- end gains and beyond --
     /// Ideal DCG (gain = label), the denominator of nDCG.
     Idcg,
+    /// trec_eval `yaap`.
+    Yaap,
 }
 
 impl Family {
@@ -101,12 +103,16 @@ impl Family {
             "fallout" => Family::Fallout,
             // -- end gains and beyond --
             "idcg" => Family::Idcg,
+            "yaap" => Family::Yaap,
             _ => return None,
         })
     }
 
     pub(super) fn takes_cutoff(self) -> bool {
-        !matches!(self, Family::RPrecision | Family::Bpref | Family::NumRel)
+        !matches!(
+            self,
+            Family::RPrecision | Family::Bpref | Family::NumRel | Family::Yaap
+        )
             // -- trec_eval part A --
             && !matches!(
                 self,
@@ -133,7 +139,13 @@ impl Family {
     pub(super) fn takes_gains(self) -> bool {
         matches!(
             self,
-            Family::Ndcg | Family::Dcg | Family::G | Family::NdcgRel | Family::Rndcg | Family::Rbp
+            Family::Ndcg
+                | Family::Dcg
+                | Family::G
+                | Family::NdcgRel
+                | Family::Rndcg
+                | Family::Rbp
+                | Family::Idcg
         )
     }
 

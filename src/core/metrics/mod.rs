@@ -43,6 +43,10 @@ pub mod ndcg_rel;
 pub mod rbp;
 // -- end gains and beyond --
 
+// -- preferences (trec_eval -R prefs) --
+pub mod prefs;
+pub mod yaap;
+// -- end preferences --
 mod family;
 
 use crate::core::error::{Error, Result};
@@ -193,7 +197,9 @@ impl MetricSpec {
             Family::FirstRelRank => first_rel::first_rel_rank(q, k, level),
             Family::Fallout => first_rel::fallout(q, k, level),
             // -- end gains and beyond --
+            Family::Idcg if !self.gains.is_empty() => gains::ideal_dcg(q, k, &self.gains),
             Family::Idcg => ndcg::ideal_dcg(q, k, ndcg::Gain::Label),
+            Family::Yaap => yaap::yaap(q, level),
         }
     }
 }
@@ -292,6 +298,7 @@ pub(crate) mod testutil {
         "first_rel_rank",
         "fallout",
         "idcg",
+        "yaap",
     ];
 
     pub fn close(a: f64, b: f64) -> bool {
