@@ -57,12 +57,14 @@ MEASURE_ARGS = {
     "rank": ["recip_rank", "success", "success.1,2,4", "bpref", "gm_bpref", "infAP"],
     "iprec": ["iprec_at_recall", "iprec_at_recall.0,.25,.5,1", "11pt_avg", "11pt_avg..25,.5,.75"],
     "gain": ["ndcg", "ndcg.1=3,2=9", "ndcg_cut", "ndcg_cut.3,10", "ndcg_rel", "Rndcg", "binG"],
-    "gain_g": ["G", "G.1=2,2=5", "dcg", "dcg.1=1,3=7", "ideal_dcg", "ideal_dcg.1=2,2=5"],
-    "yaap": ["yaap"],
+    "gain_g": ["G", "G.1=2,2=5", "dcg", "dcg.1=1,3=7"],
     "rbp": ["rbp", "rbp.p=0.5", "rbp.1=0.5,2=1", "rbp_resid", "rbp_resid.p=0.7"],
     "set": ["utility", "utility.2,-1,0,0", "set_F", "set_F.0.5", "relstring", "relstring.5"],
     "unj": ["unj", "unj.1,3"],
 }
+# Drawn from a random stream of their own (--extra-share), so that the cases of
+# a seed stay those of the list above (tests/data/probe was made without them).
+EXTRA_MEASURE_ARGS = ["yaap", "ideal_dcg", "ideal_dcg.1=2,2=5", "ideal_dcg.0=1,2=3"]
 GAIN_RBP = {"ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "binG"}
 
 # Names of the known difference classes (docs/trec_eval.md), by differing measure.
@@ -78,8 +80,10 @@ KNOWN = {
 
 def short_last_ec(prefs_file: bytes) -> bool:
     """A one-sub-group judgment group whose last (lowest-level) EC has fewer lines
-    than the group has relevant lines, while non-relevant ones outnumber them:
-    the Rnonrel recount then reads past that EC (KNOWN["short-ec"])."""
+    than the group has relevant lines, its non-relevant lines spread over two or
+    more levels <= 0: where the non-relevant (retrieved) documents outnumber the
+    relevant (retrieved) ones, the Rnonrel recount reads past that EC
+    (KNOWN["short-ec"]).  Necessary for the over-read, whatever is retrieved."""
     groups: dict[tuple[bytes, bytes], list[tuple[bytes, float]]] = {}
     for line in prefs_file.splitlines():
         f = line.split()
@@ -93,9 +97,9 @@ def short_last_ec(prefs_file: bytes) -> bool:
         if len({jsg for jsg, _ in lines}) != 1:
             continue
         rel = sum(1 for _, lv in lines if lv > 0)
-        nonrel = len(lines) - rel
         lowest = min(lv for _, lv in lines)
-        if rel < nonrel and sum(1 for _, lv in lines if lv == lowest) < rel:
+        nonrel_levels = {lv for _, lv in lines if lv <= 0}
+        if len(nonrel_levels) > 1 and sum(1 for _, lv in lines if lv == lowest) < rel:
             return True
     return False
 
@@ -126,7 +130,7 @@ def _ws(rng: random.Random, tabs: bool) -> str:
     return "\t" if tabs and rng.random() < 0.5 else " " * rng.choice([1, 1, 1, 2])
 
 
-def make_case(index: int, seed: int) -> Case:
+def make_case(index: int, seed: int, extra_share: float = 0.0) -> Case:
     rng = random.Random(f"{seed}:{index}")
     feats: set[str] = set()
     n_q = rng.randint(1, 6)
@@ -228,6 +232,11 @@ def make_case(index: int, seed: int) -> Case:
             feats.add(f"-m {fam}")
     for s in specs:
         groups.append(rng.choice([["-m", s], [f"-m{s}"]]))
+    extra = random.Random(f"{seed}:{index}:extra")
+    if extra.random() < extra_share:
+        spec = extra.choice(EXTRA_MEASURE_ARGS)
+        groups.append(["-m", spec])
+        feats.add(f"-m {spec.split('.')[0]}")
     if rng.random() < 0.1:
         names = ["map", "P_5", "ndcg", "recip_rank", "num_ret", "bpref", "Rprec", "rbp"]
         zl = []
@@ -472,8 +481,11 @@ def export(chosen: list[tuple[Case, bytes, str]], out: Path, how: str) -> None:
 def choose_for_export(results: list[tuple[Case, bytes, str]], limit: int, times: int = 4) -> list:
     """Greedy cover of every feature and every difference class ``times`` times
     (in different cases), smallest inputs first."""
-    # trec_eval reads memory past its z-score table there: no output to pin down
-    results = [r for r in results if "-Z unguarded" not in r[0].features]
+    # trec_eval reads memory past its z-score table, or past an equivalence class
+    # (short-ec), there: no output to pin down
+    results = [
+        r for r in results if "-Z unguarded" not in r[0].features and r[2] != KNOWN["short-ec"]
+    ]
     results = sorted(results, key=lambda r: len(r[1]) + sum(map(len, r[0].files.values())))
     want = set().union(*(r[0].features for r in results)) | {r[2] for r in results}
     chosen: list = []
@@ -507,6 +519,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export", type=Path, help="write a covering set of cases as test data")
     ap.add_argument("--export-limit", type=int, default=40)
     ap.add_argument("--prefs-share", type=float, default=0.25, help="share of judgment-group cases")
+    ap.add_argument(
+        "--extra-share",
+        type=float,
+        default=0.1,
+        help="share of qrels cases that also ask for yaap or ideal_dcg",
+    )
     a = ap.parse_args(argv)
     binary = build_trec_eval(a.trec_eval)
 
@@ -517,7 +535,10 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(a.cases):
             rng = random.Random(f"{a.seed}:{i}:kind")
             use_groups = rng.random() < a.prefs_share
-            case = make_group_case(i, a.seed) if use_groups else make_case(i, a.seed)
+            if use_groups:
+                case = make_group_case(i, a.seed)
+            else:
+                case = make_case(i, a.seed, a.extra_share)
             folder = Path(tmp) / f"c{i}"
             folder.mkdir()
             _write(case, folder)
@@ -553,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {v:5d}  {k}")
     if a.export:
         how = (
-            f"--cases {a.cases} --seed {a.seed} --export {a.export} --export-limit {a.export_limit}"
+            f"--cases {a.cases} --seed {a.seed} --prefs-share {a.prefs_share} "
+            f"--extra-share {a.extra_share} --export {a.export} --export-limit {a.export_limit}"
         )
         export(choose_for_export(exportable, a.export_limit), a.export, how)
     unexplained = sum(v for k, v in classes.items() if k.startswith("unexplained"))

@@ -247,3 +247,9 @@ def test_cli_prefs_nickname_and_max_docs(monkeypatch, capsys):
 def test_public_names():
     assert ranklens.evaluate_prefs is evaluate_prefs
     assert ranklens.Prefs is Prefs
+
+
+def test_too_many_judged_documents_in_one_query_is_an_input_error():
+    rows = [("q", "u", "s", f"d{i}", i % 3) for i in range(16385)]
+    with pytest.raises(RanklensInputError, match="at most 16384"):
+        evaluate_prefs(Prefs(rows), {}, ["prefs_simp"])

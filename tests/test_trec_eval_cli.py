@@ -176,21 +176,26 @@ def test_float_labels_are_truncated_with_one_warning(tmp_path, monkeypatch, caps
 # trec_eval 10.0 built from source: inputs and trec_eval's own output.
 
 PROBE = DATA / "probe"
-_PROBE_ROWS = re.findall(
-    r"^\| (\S+) \| `([^`]*)` \| (\S*) \| ([^|]*?) \|$", (PROBE / "MANIFEST.md").read_text(), re.M
-)
+# the judgment-group formats (-R prefs, qrels_prefs, qrels_jg), made likewise
+PROBE_GROUPS = DATA / "probe_groups"
+_ROW = re.compile(r"^\| (\S+) \| `([^`]*)` \| (\S*) \| ([^|]*?) \|$", re.M)
+_PROBE_ROWS = _ROW.findall((PROBE / "MANIFEST.md").read_text())
+_GROUP_ROWS = _ROW.findall((PROBE_GROUPS / "MANIFEST.md").read_text())
 
 
 def _probe_cases() -> list:
     out = []
-    for expected, args, stdin, klass in _PROBE_ROWS:
-        marks = []
-        if klass != "agrees":
-            # docs/trec_eval.md, "Differences from trec_eval" (the only such class
-            # here: trec_eval reads rbp's min/max gain before setting them, and
-            # ranklens prints rbp as defined)
-            marks.append(pytest.mark.xfail(strict=True, reason=klass))
-        out.append(pytest.param(expected, args, stdin, marks=marks, id=f"{expected}: {args}"))
+    for folder, rows in ((PROBE, _PROBE_ROWS), (PROBE_GROUPS, _GROUP_ROWS)):
+        for expected, args, stdin, klass in rows:
+            marks = []
+            if klass != "agrees":
+                # docs/trec_eval.md, "Differences from trec_eval": trec_eval's value
+                # comes from memory its code never set (rbp's min/max gain; the
+                # Rnonrel recount reading past an equivalence class)
+                marks.append(pytest.mark.xfail(strict=True, reason=klass))
+            out.append(
+                pytest.param(folder, expected, args, stdin, marks=marks, id=f"{expected}: {args}")
+            )
     return out
 
 
@@ -207,19 +212,28 @@ def test_probe_manifest_covers_each_class():
         )
 
 
-@pytest.mark.parametrize(("expected", "args", "stdin"), _probe_cases())
-def test_probe_case_is_byte_identical(monkeypatch, capsys, expected, args, stdin):
+def test_probe_groups_manifest_covers_each_format():
+    assert len(_GROUP_ROWS) >= 20
+    args = " ".join(row[1] for row in _GROUP_ROWS if row[3] == "agrees")
+    for fmt in ("-R prefs", "-R qrels_prefs", "-R qrels_jg"):
+        assert fmt + " " in args
+    for measure in ("all_prefs", "prefs_avgjg_Rnonrel", "qrels_jg", "P_avgjg"):
+        assert measure in args
+
+
+@pytest.mark.parametrize(("folder", "expected", "args", "stdin"), _probe_cases())
+def test_probe_case_is_byte_identical(monkeypatch, capsys, folder, expected, args, stdin):
     import io
     import sys
 
     if stdin:
-        data = (PROBE / stdin).read_bytes()
+        data = (folder / stdin).read_bytes()
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    monkeypatch.chdir(PROBE)
+    monkeypatch.chdir(folder)
     rc = main(shlex.split(args))
     out = capsys.readouterr().out
     assert rc == 0
-    assert out == (PROBE / expected).read_bytes().decode()
+    assert out == (folder / expected).read_bytes().decode()
 
 
 def test_nothing_retrieved_under_J_prints_nan_as_trec_eval(tmp_path, monkeypatch, capsys):

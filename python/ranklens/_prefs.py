@@ -211,7 +211,9 @@ def evaluate_prefs(
     Every query of ``prefs`` is scored (one missing from the run on an empty
     ranking); ``measures`` defaults to all of :data:`PREFS_MEASURES`;
     ``max_docs`` is trec_eval's ``-M``.  ``backend="python"`` runs the reference
-    implementation.
+    implementation.  A query with more than 16,384 judged documents raises
+    :class:`~ranklens.errors.RanklensInputError` (the Rust kernel counts document
+    pairs in a square matrix).
 
     >>> p = Prefs([("q", "u", "s", "a", 1), ("q", "u", "s", "b", 0)])
     >>> evaluate_prefs(p, {"q": {"b": 2.0, "a": 1.0}}, ["prefs_simp"])["prefs_simp"]

@@ -111,7 +111,8 @@ trec_eval 10.0's command line; numbers computed by ranklens.
 
   -q            also print each query's values
   -m measure[.params]
-                add a measure (or a nickname: official, all_trec, set); params
+                add a measure (or a nickname: official, all_trec, set,
+                all_prefs, prefs, qrels_jg); params
                 as in trec_eval: P.5,10  iprec_at_recall..1,.5  ndcg.1=3,2=9
   -c            average over all qrels topics (a topic missing from the run is
                 scored on trec_eval's one-document bogus ranking)
@@ -121,7 +122,10 @@ trec_eval 10.0's command line; numbers computed by ranklens.
   -N N          number of documents in the collection (utility)
   -J            judged documents only
   -Z file       print z-scores (file lines: qid measure mean stddev)
-  -R qrels      relevance format (only 'qrels' is implemented)
+  -R format     relevance format: qrels (default), prefs (qid jg jsg docno
+                level), qrels_prefs (a qrels read as preferences, one judgment
+                group per value of its second column), qrels_jg (a qrels whose
+                second column names the judgment group)
   -T trec_results
                 results format (only 'trec_results')
   -D N[.qid]    evaluate only topic qid (no debug output is printed)

@@ -130,7 +130,8 @@ def _tally(jg: dict, pairs: list[tuple[int, int]], njr: int, counts: dict) -> No
     for k in ("ful_ret", "unful_ret", "ful_imp", "unful_imp", "notoccur"):
         jg[k] = 0
     for i, j in pairs:
-        counts[(i, j)] = counts.get((i, j), 0) + 1
+        # trec_eval's counters are 16-bit (unsigned short): they wrap past 65,535
+        counts[(i, j)] = (counts.get((i, j), 0) + 1) % 65536
         jg[_classify(i, j, njr)] += 1
     jg["poss_ret"] = jg["ful_ret"] + jg["unful_ret"]
     jg["poss_imp"] = jg["ful_imp"] + jg["unful_imp"]

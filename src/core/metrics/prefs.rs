@@ -55,6 +55,11 @@
 //! reproduced (trec_eval reads past its array, undefined behaviour): an Rnonrel
 //! recount whose last EC has fewer than R documents (non-relevant documents
 //! split over several non-positive levels) uses the EC as it is.
+//!
+//! Cost per query: the pairs of each JG (O(n²) for one with n documents; the
+//! transitive closure O(m³ / 64) for a relation over m documents) and an
+//! `n x n` matrix of 16-bit pair counts over the query's n judged documents;
+//! a query with more than 16,384 judged documents is refused.
 
 use crate::core::error::{Error, Result};
 
@@ -86,8 +91,10 @@ pub const NAMES: [&str; 14] = [
     "prefs_avgjg_imp",
 ];
 
-/// Largest `num_judged` of one query (the pair-count matrix is `num_judged²`).
-const MAX_JUDGED: usize = 1 << 15;
+/// Largest `num_judged` of one query: the pair-count matrix is `num_judged²`
+/// 16-bit counters (512 MiB at this size), as trec_eval's `unsigned short`
+/// array, whose wrap-around past 65,535 judgment groups is kept too.
+const MAX_JUDGED: usize = 1 << 14;
 
 #[derive(Default)]
 struct Jg {
@@ -167,7 +174,7 @@ pub fn prefs(judgments: &[Pref], ranked: &[u32]) -> Result<[f64; 14]> {
             .then(a.1 .2.cmp(&b.1 .2))
     });
 
-    let mut counts = vec![0u32; n * n];
+    let mut counts = vec![0u16; n * n];
     let mut jgs: Vec<Jg> = Vec::new();
     let mut start = 0;
     while start < lines.len() {
@@ -187,7 +194,7 @@ pub fn prefs(judgments: &[Pref], ranked: &[u32]) -> Result<[f64; 14]> {
 }
 
 /// A JG with one JSG: equivalence classes by level.
-fn jg_ec(group: &[Line], n: usize, njr: usize, counts: &mut [u32]) -> Result<Jg> {
+fn jg_ec(group: &[Line], n: usize, njr: usize, counts: &mut [u16]) -> Result<Jg> {
     let mut ecs: Vec<(f64, Vec<usize>)> = Vec::new();
     for &(_, level, p) in group {
         match ecs.last_mut() {
@@ -215,7 +222,7 @@ fn jg_ec(group: &[Line], n: usize, njr: usize, counts: &mut [u32]) -> Result<Jg>
                         )));
                     }
                     if let Some(c) = counts.get_mut(r1 * n + r2) {
-                        *c += 1;
+                        *c = c.wrapping_add(1);
                     }
                     if r1 < r2 {
                         if r2 < njr {
@@ -302,7 +309,7 @@ fn jg_ec(group: &[Line], n: usize, njr: usize, counts: &mut [u32]) -> Result<Jg>
 
 /// A JG with several JSGs: a transitively closed preference matrix over the
 /// JG's documents (local indices in position order).
-fn jg_matrix(group: &[Line], n: usize, njr: usize, counts: &mut [u32]) -> Result<Jg> {
+fn jg_matrix(group: &[Line], n: usize, njr: usize, counts: &mut [u16]) -> Result<Jg> {
     let mut ranks: Vec<usize> = group.iter().map(|l| l.2).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -383,7 +390,7 @@ fn jg_matrix(group: &[Line], n: usize, njr: usize, counts: &mut [u32]) -> Result
                 continue;
             }
             if let Some(c) = counts.get_mut(ri * n + rj) {
-                *c += 1;
+                *c = c.wrapping_add(1);
             }
             if ri < njr {
                 if rj < ri {
@@ -448,7 +455,7 @@ fn ratio(a: u64, b: u64) -> f64 {
     a as f64 / b as f64
 }
 
-fn measures(jgs: &[Jg], counts: &[u32], n: usize, njr: usize) -> [f64; 14] {
+fn measures(jgs: &[Jg], counts: &[u16], n: usize, njr: usize) -> [f64; 14] {
     let sum = |f: &dyn Fn(&Jg) -> u64| jgs.iter().map(f).sum::<u64>();
     let poss = sum(&|j| j.poss_ret + j.poss_imp + j.notoccur);
     let ful = sum(&|j| j.ful_ret + j.ful_imp);
@@ -469,7 +476,7 @@ fn measures(jgs: &[Jg], counts: &[u32], n: usize, njr: usize) -> [f64; 14] {
                     let (x, y) = (c(i, j), c(j, i));
                     if x > 0 || y > 0 {
                         k += 1;
-                        s += f64::from(x) / f64::from(x + y);
+                        s += f64::from(x) / (f64::from(x) + f64::from(y));
                     }
                 }
             }
