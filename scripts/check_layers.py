@@ -30,7 +30,7 @@ LAYERS: list[list[str]] = [
     ["cli"],
     ["compat", "plots", "testing", "__init__"],
     ["_gate"],
-    ["dask", "spark", "compare", "_explain", "_score"],
+    ["dask", "spark", "compare", "_explain", "_score", "_prefs"],
     ["_distributed", "_evaluate", "_stream", "_relstring", "_dense"],
     ["_data", "_results", "_labels", "metrics"],
     ["_io", "_names", "_checks"],

@@ -103,7 +103,8 @@ def _trec_eval_spellings() -> dict[str, list[str]]:
     forms = {"cut_long": "{}_k", "cut_double": "{}_x"}
     out: dict[str, list[str]] = {}
     for me in MEASURES:
-        if not me.supported or me.build is None:
+        # preference and judgment-group measures read other -R formats: no family
+        if me.rel not in ("qrels", "any") or me.build is None:
             continue
         try:
             slots = me.build(me, _params(me, []), Opts())

@@ -22,8 +22,10 @@ PUBLIC = {
         "Comparison",
         "Explanation",
         "GateResult",
+        "JudgmentResults",
         "Metric",
         "ParseError",
+        "Prefs",
         "Qrels",
         "RanklensInputError",
         "RanklensWarning",
@@ -38,12 +40,15 @@ PUBLIC = {
         "evaluate_dense",
         "evaluate_files",
         "evaluate_flat",
+        "evaluate_jg",
+        "evaluate_prefs",
         "evaluate_topk",
         "explain",
         "gate",
         "knn_recall",
         "parse_metric",
         "parse_metrics",
+        "read_qrels_jg",
         "relstring",
         "score",
         "score_batch",
@@ -159,7 +164,7 @@ def test_import_loads_no_format_reader_command_or_lazy_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(out.stdout.split())
     lazy = {"ranklens._explain", "ranklens._gate", "ranklens._relstring"}
-    lazy |= {"ranklens._score", "ranklens._stream", "ranklens.cli"}
+    lazy |= {"ranklens._score", "ranklens._stream", "ranklens.cli", "ranklens._prefs"}
     lazy |= {f"ranklens._io.{m}" for m in ("_arrow", "_frames", "_json", "_records")}
     assert loaded & lazy == set()
 

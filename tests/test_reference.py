@@ -617,6 +617,8 @@ RUST_METRICS = [
     "r_precision",
     "bpref",
     "num_rel",
+    "yaap",
+    "yaap(rel=2)",
     *(f"{f}@{k}" for f in _CUTTABLE for k in RUST_CUTOFFS),
     "precision(rel=2)@5",
     "recall(rel=1.5)",

@@ -7,6 +7,7 @@ expected file byte for byte.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from pathlib import Path
@@ -19,22 +20,10 @@ from ranklens.cli._trec_eval import main
 DATA = Path(__file__).parent / "data"
 
 _ROWS = re.findall(r"^\| (\S+) \| `([^`]*)`", (DATA / "MANIFEST.md").read_text(), re.M)
-_NOT_YET = {
-    "prefs": "-R prefs (preference judgments) is not implemented yet",
-    "qrels_prefs": "-R qrels_prefs (preferences from qrels) is not implemented yet",
-    "qrels_jg": "-R qrels_jg (judgment groups) is not implemented yet",
-}
 
 
 def _cases() -> list:
-    out = []
-    for expected, args in _ROWS:
-        fmt = re.search(r"-R (\S+)", args)
-        marks = []
-        if fmt and fmt.group(1) in _NOT_YET:
-            marks.append(pytest.mark.xfail(strict=True, reason=_NOT_YET[fmt.group(1)]))
-        out.append(pytest.param(expected, args, marks=marks, id=f"{expected}: {args}"))
-    return out
+    return [pytest.param(expected, args, id=f"{expected}: {args}") for expected, args in _ROWS]
 
 
 def _run(monkeypatch, capsys, args: list[str], entry=main) -> tuple[int, str, str]:
@@ -113,7 +102,8 @@ def test_complete_flag_recounts_num_rel_from_the_qrels(monkeypatch, capsys):
         ["-m", "P.5,5", "qrels.test", "results.test"],
         ["-m", "utility.1,2", "qrels.test", "results.test"],
         ["-m", "ndcg.1", "qrels.test", "results.test"],
-        ["-m", "yaap", "qrels.test", "results.test"],
+        ["-m", "ideal_dcg.1=3", "-m", "ndcg", "qrels.test", "results.test"],
+        ["-R", "prefs", "-m", "map", "prefs.test", "prefs.results.test"],
         ["-R", "nonsense", "qrels.test", "results.test"],
         ["-T", "nonsense", "qrels.test", "results.test"],
         ["qrels.test"],
@@ -186,21 +176,26 @@ def test_float_labels_are_truncated_with_one_warning(tmp_path, monkeypatch, caps
 # trec_eval 10.0 built from source: inputs and trec_eval's own output.
 
 PROBE = DATA / "probe"
-_PROBE_ROWS = re.findall(
-    r"^\| (\S+) \| `([^`]*)` \| (\S*) \| ([^|]*?) \|$", (PROBE / "MANIFEST.md").read_text(), re.M
-)
+# the judgment-group formats (-R prefs, qrels_prefs, qrels_jg), made likewise
+PROBE_GROUPS = DATA / "probe_groups"
+_ROW = re.compile(r"^\| (\S+) \| `([^`]*)` \| (\S*) \| ([^|]*?) \|$", re.M)
+_PROBE_ROWS = _ROW.findall((PROBE / "MANIFEST.md").read_text())
+_GROUP_ROWS = _ROW.findall((PROBE_GROUPS / "MANIFEST.md").read_text())
 
 
 def _probe_cases() -> list:
     out = []
-    for expected, args, stdin, klass in _PROBE_ROWS:
-        marks = []
-        if klass != "agrees":
-            # docs/trec_eval.md, "Differences from trec_eval" (the only such class
-            # here: trec_eval reads rbp's min/max gain before setting them, and
-            # ranklens prints rbp as defined)
-            marks.append(pytest.mark.xfail(strict=True, reason=klass))
-        out.append(pytest.param(expected, args, stdin, marks=marks, id=f"{expected}: {args}"))
+    for folder, rows in ((PROBE, _PROBE_ROWS), (PROBE_GROUPS, _GROUP_ROWS)):
+        for expected, args, stdin, klass in rows:
+            marks = []
+            if klass != "agrees":
+                # docs/trec_eval.md, "Differences from trec_eval": trec_eval's value
+                # comes from memory its code never set (rbp's min/max gain; the
+                # Rnonrel recount reading past an equivalence class)
+                marks.append(pytest.mark.xfail(strict=True, reason=klass))
+            out.append(
+                pytest.param(folder, expected, args, stdin, marks=marks, id=f"{expected}: {args}")
+            )
     return out
 
 
@@ -217,19 +212,28 @@ def test_probe_manifest_covers_each_class():
         )
 
 
-@pytest.mark.parametrize(("expected", "args", "stdin"), _probe_cases())
-def test_probe_case_is_byte_identical(monkeypatch, capsys, expected, args, stdin):
+def test_probe_groups_manifest_covers_each_format():
+    assert len(_GROUP_ROWS) >= 20
+    args = " ".join(row[1] for row in _GROUP_ROWS if row[3] == "agrees")
+    for fmt in ("-R prefs", "-R qrels_prefs", "-R qrels_jg"):
+        assert fmt + " " in args
+    for measure in ("all_prefs", "prefs_avgjg_Rnonrel", "qrels_jg", "P_avgjg"):
+        assert measure in args
+
+
+@pytest.mark.parametrize(("folder", "expected", "args", "stdin"), _probe_cases())
+def test_probe_case_is_byte_identical(monkeypatch, capsys, folder, expected, args, stdin):
     import io
     import sys
 
     if stdin:
-        data = (PROBE / stdin).read_bytes()
+        data = (folder / stdin).read_bytes()
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    monkeypatch.chdir(PROBE)
+    monkeypatch.chdir(folder)
     rc = main(shlex.split(args))
     out = capsys.readouterr().out
     assert rc == 0
-    assert out == (PROBE / expected).read_bytes().decode()
+    assert out == (folder / expected).read_bytes().decode()
 
 
 def test_nothing_retrieved_under_J_prints_nan_as_trec_eval(tmp_path, monkeypatch, capsys):
@@ -291,3 +295,31 @@ def test_dcg_and_ndcg_with_gains_in_one_call_is_refused(monkeypatch, capsys):
     rc, out, err = _run(monkeypatch, capsys, args)
     assert (rc, out) == (2, "")
     assert "separate calls" in err
+
+
+def test_yaap_and_ideal_dcg_by_hand(tmp_path, monkeypatch, capsys):
+    # a = 2 at rank 1, b = 0, c = 1 at rank 3; R = 2 (level 1)
+    # yaap: S = 1/1 + 2/3 = 5/3, ln((1 + 5/3) / (1 + 2 - 5/3)) = ln 2
+    # ideal_dcg: 2 / log2(2) + 1 / log2(3); with 1=3,2=9: 9 + 3 / log2(3)
+    qrels, run = "q 0 a 2\nq 0 b 0\nq 0 c 1\n", "q Q0 a 1 3 r\nq Q0 b 2 2 r\nq Q0 c 3 1 r\n"
+    rc, out, _ = _run_files(tmp_path, monkeypatch, capsys, qrels, run, ["-m", "yaap"])
+    assert (rc, out) == (0, f"yaap                  \tall\t{math.log(2):6.4f}\n")
+    rc, out, _ = _run_files(tmp_path, monkeypatch, capsys, qrels, run, ["-m", "ideal_dcg"])
+    assert (rc, out) == (0, f"ideal_dcg             \tall\t{2 + 1 / math.log2(3):6.4f}\n")
+    args = ["-m", "ideal_dcg.1=3,2=9"]
+    rc, out, _ = _run_files(tmp_path, monkeypatch, capsys, qrels, run, args)
+    assert (rc, out) == (0, f"ideal_dcg_1=3,2=9     \tall\t{9 + 3 / math.log2(3):6.4f}\n")
+
+
+def test_ideal_dcg_of_an_all_negative_topic_is_the_previous_topics(tmp_path, monkeypatch, capsys):
+    # form_res_rels.c leaves the label counts of topic 1 (one label 2) in place for
+    # topic 2, whose labels are all negative: its ideal DCG is topic 1's, 2 / log2(2)
+    qrels, run = "1 0 a 2\n2 0 b -1\n", "1 Q0 a 1 1 r\n2 Q0 b 1 1 r\n"
+    args = ["-q", "-m", "ideal_dcg"]
+    rc, out, _ = _run_files(tmp_path, monkeypatch, capsys, qrels, run, args)
+    assert rc == 0
+    assert out == (
+        "ideal_dcg             \t1\t2.0000\n"
+        "ideal_dcg             \t2\t2.0000\n"
+        "ideal_dcg             \tall\t2.0000\n"
+    )

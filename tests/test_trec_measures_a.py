@@ -115,6 +115,8 @@ Q1 = {
     "unjudged@4": 2 / 4,  # x and u
     "unjudged@10": 2 / 10,
     "unjudged": 2 / 6,
+    # S = 1/1 + 2/5 (the AP sum), R = 3: ln((1 + S) / (1 + R - S))
+    "yaap": math.log((1 + 1 + 2 / 5) / (1 + 3 - 1 - 2 / 5)),
 }
 Q1_LEVEL2 = {
     "set_f": 2 * (1 / 6) * 1.0 / (1 / 6 + 1.0),
@@ -137,6 +139,7 @@ Q2 = {  # no relevant document: ranking a (0), z (not in qrels)
     "inf_ap": 0.0,
     "gm_map": 0.0,
     "unjudged@2": 1 / 2,
+    "yaap": 0.0,  # ln(1 / 1)
 }
 Q3 = {  # missing from the run: empty ranking (trec_eval -c)
     "utility(c=-1)": 0.0,  # trec_eval 10.0 zeroes utility for a missing query
@@ -144,6 +147,7 @@ Q3 = {  # missing from the run: empty ranking (trec_eval -c)
     "iprec_at_recall": 0.0,
     "num_q": 1.0,
     "relative_precision@5": 0.0,
+    "yaap": math.log(1 / 3),  # nothing retrieved, R = 2
 }
 
 

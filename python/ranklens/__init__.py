@@ -40,12 +40,18 @@ _LAZY = {
     "score_frame": "ranklens._score",
     "score_labels": "ranklens._score",
     "evaluate_files": "ranklens._stream",
+    "JudgmentResults": "ranklens._prefs",
+    "Prefs": "ranklens._prefs",
+    "evaluate_jg": "ranklens._prefs",
+    "evaluate_prefs": "ranklens._prefs",
+    "read_qrels_jg": "ranklens._prefs",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from ranklens._dense import evaluate_dense, evaluate_flat, evaluate_topk, knn_recall
     from ranklens._explain import Explanation, explain
     from ranklens._gate import GateResult, gate
+    from ranklens._prefs import JudgmentResults, Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
     from ranklens._relstring import relstring
     from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
     from ranklens._stream import evaluate_files
@@ -71,8 +77,10 @@ __all__ = [
     "Comparison",
     "Explanation",
     "GateResult",
+    "JudgmentResults",
     "Metric",
     "ParseError",
+    "Prefs",
     "Qrels",
     "RanklensInputError",
     "RanklensWarning",
@@ -87,12 +95,15 @@ __all__ = [
     "evaluate_dense",
     "evaluate_files",
     "evaluate_flat",
+    "evaluate_jg",
+    "evaluate_prefs",
     "evaluate_topk",
     "explain",
     "gate",
     "knn_recall",
     "parse_metric",
     "parse_metrics",
+    "read_qrels_jg",
     "relstring",
     "score",
     "score_batch",

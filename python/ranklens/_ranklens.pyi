@@ -19,6 +19,7 @@ __all__ = [
     "evaluate",
     "evaluate_dense",
     "evaluate_flat",
+    "evaluate_prefs",
     "evaluate_topk",
     "evaluate_trec_stream",
     "knn_recall",
@@ -110,6 +111,15 @@ def evaluate_trec_stream(
     round_f32: bool = False,
     max_line: int = ...,  # 1 MiB (MAX_LINE in the core),
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
+def evaluate_prefs(
+    jg: npt.NDArray[np.uint32],
+    jsg: npt.NDArray[np.uint32],
+    doc: npt.NDArray[np.uint32],
+    level: npt.NDArray[np.float64],
+    jud_offsets: npt.NDArray[np.uint64],
+    ranked: npt.NDArray[np.uint32],
+    ranked_offsets: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.float64]: ...
 
 @disjoint_base
 class RowScorer:

@@ -239,3 +239,35 @@ pub(super) fn evaluate_trec_stream<'py>(
         out.chunks,
     ))
 }
+
+/// The preference measures (`core::metrics::prefs`) of every query: judgment
+/// lines `(jg, jsg, doc, level)` of query `i` at `jud_offsets[i]..[i+1]`, its
+/// ranking (doc ids, best first) at `ranked_offsets[i]..[i+1]`.  Returns a
+/// `queries x 14` array, columns in `prefs::NAMES` order.
+// The arguments are the columns of two flat tables.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+pub(super) fn evaluate_prefs<'py>(
+    py: Python<'py>,
+    jg: numpy::PyReadonlyArray1<'py, u32>,
+    jsg: numpy::PyReadonlyArray1<'py, u32>,
+    doc: numpy::PyReadonlyArray1<'py, u32>,
+    level: numpy::PyReadonlyArray1<'py, f64>,
+    jud_offsets: numpy::PyReadonlyArray1<'py, u64>,
+    ranked: numpy::PyReadonlyArray1<'py, u32>,
+    ranked_offsets: numpy::PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    use crate::core::metrics::prefs;
+    let jg = jg.as_slice().map_err(non_contiguous)?;
+    let jsg = jsg.as_slice().map_err(non_contiguous)?;
+    let doc = doc.as_slice().map_err(non_contiguous)?;
+    let level = level.as_slice().map_err(non_contiguous)?;
+    let jo = jud_offsets.as_slice().map_err(non_contiguous)?;
+    let ranked = ranked.as_slice().map_err(non_contiguous)?;
+    let ro = ranked_offsets.as_slice().map_err(non_contiguous)?;
+    let out = py
+        .detach(|| prefs::prefs_batch(jg, jsg, doc, level, jo, ranked, ro))
+        .map_err(|e| to_py(py, e))?;
+    let rows = out.len() / prefs::NAMES.len();
+    out.into_pyarray(py).reshape([rows, prefs::NAMES.len()])
+}

@@ -247,6 +247,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autorag::autorag_retrieval, m)?)?;
     m.add_function(wrap_pyfunction!(autorag::autorag_token, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate::evaluate_prefs, m)?)?;
     m.add_class::<scorer::RowScorer>()?;
     m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;

@@ -93,6 +93,7 @@ FAMILIES: dict[str, Family] = {
         Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
         Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
         Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
+        Family("yaap", "none", True, "mean", "trec yaap: ln((1 + S) / (1 + R - S)), S = AP sum"),
         # diversity (subtopic judgments; NIST ndeval's definitions)
         Family(
             "alpha_ndcg",
@@ -250,6 +251,8 @@ ALIASES: dict[str, str] = {
     "fall_out": "fallout",
     # signals
     "idcg": "idcg",
+    "ideal_dcg": "idcg",
+    "yaap": "yaap",
     "is_hit": "hit_rate",
     # diversity (canonical, ndeval, ir_measures)
     "alpha_ndcg": "alpha_ndcg",

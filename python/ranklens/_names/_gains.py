@@ -20,7 +20,7 @@ import re
 __all__ = ["GAIN_FAMILIES", "gain_key", "match_pairs_spelling"]
 
 #: Families taking ``gainL`` parameters.
-GAIN_FAMILIES = frozenset({"ndcg", "dcg", "g", "ndcg_rel", "rndcg", "rbp"})
+GAIN_FAMILIES = frozenset({"ndcg", "dcg", "idcg", "g", "ndcg_rel", "rndcg", "rbp"})
 
 _GAIN_KEY = re.compile(r"^gain([0-9]+)$", re.IGNORECASE)
 _PAIR = re.compile(r"^\s*([A-Za-z0-9_+\-]+)\s*=\s*([^=,]+?)\s*$")

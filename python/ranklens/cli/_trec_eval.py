@@ -33,16 +33,27 @@ trec_eval 10.0 semantics reproduced here (see ``trec_eval.c``):
   with nothing retrieved (``-J``, ``-M 0``), ``Rndcg`` of a topic with relevant
   documents but no positive gain.  :func:`ranklens.evaluate` gives 0 there.
 * Refused, as trec_eval cannot evaluate them (it stops or aborts): a first topic
-  whose labels are all negative; ``dcg`` and ``ndcg`` with gains in one call.
+  whose labels are all negative; two of ``dcg``, ``ideal_dcg``, ``ndcg`` with gains
+  in one call; under ``-R prefs``, a judgment group whose preferences form a cycle
+  (trec_eval aborts) or a document at two levels of one sub-group.
+
+``-R prefs`` / ``-R qrels_prefs`` / ``-R qrels_jg`` read judgment groups
+(:mod:`ranklens._prefs`): the ``prefs_*`` measures come from
+:func:`ranklens.evaluate_prefs` (ranking ties broken by doc id *ascending*, as
+form_prefs_counts.c does), ``map_avgjg`` / ``P_avgjg`` / ``Rprec_mult_avgjg`` from
+:func:`ranklens.evaluate_jg` (``map``, ``P``, ``Rprec_mult`` per group, averaged
+over the query's groups).  A measure of another format is refused (trec_eval
+stops with "Can't calculate measure").
 
 Not reproduced (trec_eval's result is undefined behaviour; docs/trec_eval.md lists
 each case and its cause): ``rbp`` computed after other measures (m_rbp.c reads
 uninitialised min/max), crashes on a qrels file ending with a comment and on
-z-score lookups past the end of trec_eval's table.
+z-score lookups past the end of trec_eval's table, ``prefs_avgjg_Rnonrel(_ret)``
+of a judgment group whose lowest-level class has fewer documents than the group
+has relevant ones (the recount reads past it).
 
-Not implemented: ``-R prefs|qrels_prefs|qrels_jg`` and the measures needing them
-(``prefs_*``, ``*_avgjg``), ``yaap``, ``ideal_dcg``; ``-D`` only selects the topic
-(no debug output); ``-h`` prints a short help.
+Not implemented: ``-D`` only selects the topic (no debug output); ``-h`` prints a
+short help.
 
 Exit status: 0 on success, 2 on a usage error (unknown flag or measure, bad
 measure parameters), 1 on bad data (one line on stderr naming file and line).
@@ -65,6 +76,7 @@ import numpy as np
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metric
+from ranklens._prefs import Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
 from ranklens._relstring import relstring_of
 from ranklens.cli._trec_eval_measures import (
     BY_NAME,
@@ -99,7 +111,8 @@ trec_eval 10.0's command line; numbers computed by ranklens.
 
   -q            also print each query's values
   -m measure[.params]
-                add a measure (or a nickname: official, all_trec, set); params
+                add a measure (or a nickname: official, all_trec, set,
+                all_prefs, prefs, qrels_jg); params
                 as in trec_eval: P.5,10  iprec_at_recall..1,.5  ndcg.1=3,2=9
   -c            average over all qrels topics (a topic missing from the run is
                 scored on trec_eval's one-document bogus ranking)
@@ -109,7 +122,10 @@ trec_eval 10.0's command line; numbers computed by ranklens.
   -N N          number of documents in the collection (utility)
   -J            judged documents only
   -Z file       print z-scores (file lines: qid measure mean stddev)
-  -R qrels      relevance format (only 'qrels' is implemented)
+  -R format     relevance format: qrels (default), prefs (qid jg jsg docno
+                level), qrels_prefs (a qrels read as preferences, one judgment
+                group per value of its second column), qrels_jg (a qrels whose
+                second column names the judgment group)
   -T trec_results
                 results format (only 'trec_results')
   -D N[.qid]    evaluate only topic qid (no debug output is printed)
@@ -143,6 +159,12 @@ def _lround(x: float) -> int:
     """C ``lround``: half away from zero."""
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
+
+# The measures of m_ndcg.c, which share one parameter block.
+_SHARED_GAINS = frozenset({"dcg", "ideal_dcg", "ndcg"})
+
+# -R format -> the kind of measures it serves (Meas.rel)
+_REL_FORMATS = {"qrels": "qrels", "prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "qrels_jg"}
 
 _SHORT = {  # flag -> takes an argument
     "h": False, "v": False, "q": False, "m": True, "c": False, "l": True, "n": False,
@@ -312,28 +334,33 @@ def _parse_args(argv: list[str]) -> tuple[Opts, list[Meas], dict[str, list], lis
         return o, [], {}, positional
     if len(positional) != 2:
         raise UsageError(f"expected 2 files (qrels, results), got {len(positional)}")
-    if o.rel_format != "qrels":
-        if o.rel_format in ("prefs", "qrels_prefs", "qrels_jg"):
-            raise UsageError(f"rel_info format '{o.rel_format}' is not implemented")
+    if o.rel_format not in _REL_FORMATS:
         raise UsageError(f"Illegal rel_format '{o.rel_format}'")
     if o.results_format != "trec_results":
         raise UsageError(f"Illegal retrieval results format '{o.results_format}'")
     if not any_m:
         _mark("official", marked, meas_args)
-    if {"dcg", "ndcg"} <= marked and any(n in ("dcg", "ndcg") for n, _ in meas_args):
+    shared = _SHARED_GAINS & marked
+    if len(shared) > 1 and any(n in _SHARED_GAINS for n, _ in meas_args):
         # m_ndcg.c gives dcg, ideal_dcg and ndcg one shared parameter block: the
-        # gains given to one are used by the other, and at the end both free the
-        # same strings, so trec_eval 10.0 aborts (double free) and its buffered
-        # output is lost.  No output of trec_eval's to reproduce: refuse.
+        # gains given to one are used by the others, and at the end each frees the
+        # same strings, so trec_eval 10.0 aborts (double free, or a segfault) and
+        # its buffered output is lost.  No output of trec_eval's to reproduce: refuse.
         raise UsageError(
-            "dcg and ndcg with gain parameters in one call: trec_eval 10.0 shares one "
-            "parameter list between them and aborts; evaluate them in separate calls"
+            f"{' and '.join(sorted(shared))} with gain parameters in one call: trec_eval "
+            "10.0 shares one parameter list between them and aborts; evaluate them in "
+            "separate calls"
         )
     measures = [me for me in MEASURES if me.name in marked]
     slots: dict[str, list] = {}
     for me in measures:
-        if not me.supported:
-            raise UsageError(f"measure '{me.name}' is not implemented")
+        if me.rel != "any" and _REL_FORMATS[o.rel_format] != me.rel:
+            # trec_eval stops on the first query ("Can't calculate measure")
+            raise UsageError(
+                f"measure '{me.name}' needs -R "
+                + ("prefs or -R qrels_prefs" if me.rel == "prefs" else me.rel)
+                + f", not -R {o.rel_format}"
+            )
         if me.build is not None:
             try:
                 slots[me.name] = me.build(me, _params(me, meas_args), o)
@@ -465,6 +492,44 @@ def _metric_values(
     return res.query_ids, res.values
 
 
+def _jg_values(
+    groups: dict[str, Qrels], run: Run, metrics: list[Metric], o: Opts
+) -> tuple[list[str], np.ndarray]:
+    """qrels_jg (form_res_rels_jg.c): every metric per judgment group, summed over
+    a query's groups and divided by their number (map_avgjg, P_avgjg,
+    Rprec_mult_avgjg are map, P and Rprec_mult of each group)."""
+    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
+    if max_docs is not None and max_docs <= 0:
+        run, max_docs = Run({}), None
+    res = evaluate_jg(
+        groups,
+        run,
+        metrics,
+        relevance_level=o.level,
+        judged_only=o.judged_only,
+        max_docs=max_docs,
+    )
+    return res.query_ids, res.values
+
+
+def _prefs_values(
+    prefs: Prefs | None, run: Run, measures: list[Meas], o: Opts
+) -> dict[str, dict[str, float]]:
+    """The requested preference measures of every query (-R prefs / qrels_prefs)."""
+    names = [me.name for me in measures if me.rel == "prefs"]
+    if prefs is None or not names:
+        return {}
+    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
+    res = evaluate_prefs(prefs, run, names, max_docs=max_docs)
+    return {
+        q: {n: float(v) for n, v in zip(names, res.values[i])} for i, q in enumerate(res.query_ids)
+    }
+
+
+def _bytes(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
 def _iprec_avg(
     values: list[float], points: list[float], num_rel: float, rel_ret: float, at_zero: float
 ) -> float:
@@ -553,7 +618,18 @@ def _run(argv: list[str]) -> str:
             run_file = tmp
         else:
             run_file = run_path
-        qrels = _truncate_labels(Qrels.from_trec(qrels_path), qrels_path)
+        qrels: Qrels | None = None
+        prefs: Prefs | None = None
+        groups: dict[str, Qrels] | None = None
+        if o.rel_format == "qrels":
+            qrels = _truncate_labels(Qrels.from_trec(qrels_path), qrels_path)
+            qids = qrels.query_ids
+        elif o.rel_format == "qrels_jg":
+            groups = read_qrels_jg(qrels_path)
+            qids = sorted({q for g in groups.values() for q in g.query_ids}, key=_bytes)
+        else:
+            prefs = Prefs.from_trec(qrels_path, o.rel_format)
+            qids = prefs.query_ids
         run = Run.from_trec(run_file)
         runid = _last_tag(run_file) if any(me.fmt == "runid" for me in measures) else None
     finally:
@@ -561,7 +637,6 @@ def _run(argv: list[str]) -> str:
             os.unlink(tmp)
     zscores = _read_zscores(o.zscores) if o.zscores is not None else None
 
-    qids = qrels.query_ids
     wanted = [q for q in qids if o.debug_query is None or q == o.debug_query]
     missing = [q for q in wanted if q not in run]
     if missing and not o.complete:
@@ -571,8 +646,11 @@ def _run(argv: list[str]) -> str:
         )
     if not wanted:
         raise RanklensInputError("no queries with both results and relevance info")
-    first = qrels[wanted[0]]
-    if any(me.name not in ("runid", "num_q") for me in measures) and max(first.values()) < 0:
+    first = qrels[wanted[0]] if qrels is not None else {}
+    if (
+        any(me.name not in ("runid", "num_q") for me in measures)
+        and max(first.values(), default=0) < 0
+    ):
         # form_res_rels.c sizes its table of relevance levels by the topic's
         # largest label + 1; for the first topic evaluated that is 0 entries,
         # the allocation returns NULL and trec_eval stops ("Can't calculate
@@ -599,10 +677,16 @@ def _run(argv: list[str]) -> str:
     metrics = list(dict.fromkeys(metrics))
     col = {m: j for j, m in enumerate(metrics)}
 
-    value_qids, values = _metric_values(qrels, run, metrics, o)
+    if groups is not None:  # qrels_jg: each metric averaged over the judgment groups
+        value_qids, values = _jg_values(groups, run, metrics, o)
+    elif qrels is not None:
+        value_qids, values = _metric_values(qrels, run, metrics, o)
+    else:
+        value_qids, values = qids, np.zeros((len(qids), 0))
+    prefs_values = _prefs_values(prefs, run, measures, o)
     row = {q: i for i, q in enumerate(value_qids)}
     bogus_values = None
-    if missing:  # trec_eval -c: a one-document ranking outside the pool
+    if missing and qrels is not None:  # trec_eval -c: a one-document ranking outside the pool
         sub = Qrels({q: qrels[q] for q in missing})
         bogus = Run({q: {_BOGUS_DOC: 1.0} for q in missing})
         bq, bv = _metric_values(sub, bogus, metrics, o)
@@ -612,10 +696,10 @@ def _run(argv: list[str]) -> str:
     lines: list[str] = []
     # accumulated sums per slot name (slots are unique by name within a measure)
     sums: dict[tuple[str, int], float] = {}
+    last_ideal: dict[int, float] = {}  # ideal_dcg slot -> last topic's value
     for q in wanted:
         is_bogus = q in missing
-        if is_bogus:
-            assert bogus_values is not None
+        if is_bogus and bogus_values is not None:
             vals = bogus_values[1][bogus_values[2][q]]
         else:
             vals = values[row[q]]
@@ -630,6 +714,8 @@ def _run(argv: list[str]) -> str:
                         v = math.log(max(v, _MIN_GEO_MEAN))
                 elif src[0] == "const":
                     v = src[1]
+                elif src[0] == "prefs":
+                    v = prefs_values[q][src[1]]
                 elif src[0] == "11pt":
                     ms, pts, extra = src[1], src[2], src[3]
                     v = _iprec_avg(
@@ -646,7 +732,7 @@ def _run(argv: list[str]) -> str:
                         ranked = ranked[: max(o.max_docs, 0)]
                     else:
                         ranked = _ranked_docs(run, run._index(q), length, o)
-                    rs = _relstring(qrels[q], ranked, length, o)
+                    rs = _relstring(qrels[q] if qrels is not None else {}, ranked, length, o)
                     if is_bogus and s.name == "relstring":
                         rs = ""
                     rstrings[s.name] = rs
@@ -654,8 +740,16 @@ def _run(argv: list[str]) -> str:
                 if me.name in _NAN_WHEN_NOTHING_RETRIEVED and vals[col[_NUM_RET]] == 0:
                     v = _nan_if_nothing_retrieved(src, float(vals[col[_NUM_REL]]), v)
                 elif me.name == "Rndcg" and vals[col[_NUM_REL]] > 0:
-                    if _top_gain(src, qrels[q]) <= 0:
+                    if qrels is not None and _top_gain(src, qrels[q]) <= 0:
                         v = math.nan
+                elif me.name == "ideal_dcg" and qrels is not None:
+                    # form_res_rels.c keeps the previous topic's label counts for a
+                    # topic whose labels are all negative (a table of 0 entries is
+                    # neither reallocated nor cleared): its ideal is the last one.
+                    if max(qrels[q].values(), default=-1.0) < 0:
+                        v = last_ideal.get(k, v)
+                    else:
+                        last_ideal[k] = v
                 if is_bogus and (
                     s.name in ("num_ret", "utility", "rbp_resid") or s.name.startswith("unj")
                 ):
@@ -695,7 +789,7 @@ def _run(argv: list[str]) -> str:
                     v = math.exp(total / n_avg) if n_avg > 0 else total
                 elif me.avg == "num_q":
                     v = float(n_avg)
-                elif me.avg == "num_rel" and o.complete:
+                elif me.avg == "num_rel" and o.complete and qrels is not None:
                     v = float(np.count_nonzero(qrels.values > 0))
                 else:
                     v = total

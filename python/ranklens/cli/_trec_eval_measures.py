@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Union
 
 from ranklens._names import Metric, parse_metric
+from ranklens._prefs import PREFS_MEASURES
 
 MAXLONG = sys.maxsize
 
@@ -40,7 +41,9 @@ class Meas:
     avg: str  # "mean", "sum", "gm", "num_q", "num_rel", "none"
     defaults: tuple = ()  # default cutoffs / params
     build: Callable[..., list] | None = None  # (measure, params, opts) -> slots
-    supported: bool = True
+    rel: str = (
+        "qrels"  # the -R formats it needs: "qrels", "prefs" (or qrels_prefs), "qrels_jg", "any"
+    )
 
 
 def _m(family: str, k: int | None = None, **params: float) -> Metric:
@@ -116,12 +119,12 @@ _L5 = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _R11 = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
-def _unsupported(name: str, init: str = "s") -> Meas:
-    return Meas(name, init, "double", True, "mean", supported=False)
+def _prefs_slot(me: Meas, params: tuple, opts: Opts) -> list:
+    return [Slot(me.name, ("prefs", me.name))]
 
 
 MEASURES: list[Meas] = [
-    Meas("runid", "empty", "runid", False, "none"),
+    Meas("runid", "empty", "runid", False, "none", rel="any"),
     Meas(
         "num_q",
         "s",
@@ -129,6 +132,7 @@ MEASURES: list[Meas] = [
         False,
         "num_q",
         build=lambda me, p, o: [Slot("num_q", ("const", 1.0))],
+        rel="any",
     ),
     Meas("num_ret", "s", "long", True, "sum", build=_single("num_ret")),
     Meas("num_rel", "s", "long", True, "num_rel", build=_single("num_rel")),
@@ -166,7 +170,7 @@ MEASURES: list[Meas] = [
     Meas("binG", "s", "double", True, "mean", build=_single("bin_g")),
     Meas("G", "p_pair", "double", True, "mean", build=_gains_builder("g")),
     Meas("dcg", "p_pair", "double", True, "mean", build=_gains_builder("dcg")),
-    _unsupported("ideal_dcg", "p_pair"),
+    Meas("ideal_dcg", "p_pair", "double", True, "mean", build=_gains_builder("idcg")),
     Meas("ndcg", "p_pair", "double", True, "mean", build=_gains_builder("ndcg")),
     Meas("ndcg_rel", "p_pair", "double", True, "mean", build=_gains_builder("ndcg_rel")),
     Meas("Rndcg", "p_pair", "double", True, "mean", build=_gains_builder("rndcg")),
@@ -181,28 +185,32 @@ MEASURES: list[Meas] = [
     Meas("set_F", "p_double", "double", True, "mean", (1.0,), _build_set_f),
     Meas("num_nonrel_judged_ret", "s", "long", True, "sum", build=_single("num_nonrel_judged_ret")),
     *[
-        _unsupported(n)
-        for n in (
-            "prefs_num_prefs_poss",
-            "prefs_num_prefs_ful",
-            "prefs_num_prefs_ful_ret",
-            "prefs_simp",
-            "prefs_pair",
-            "prefs_avgjg",
-            "prefs_avgjg_Rnonrel",
-            "prefs_simp_ret",
-            "prefs_pair_ret",
-            "prefs_avgjg_ret",
-            "prefs_avgjg_Rnonrel_ret",
-            "prefs_simp_imp",
-            "prefs_pair_imp",
-            "prefs_avgjg_imp",
-            "map_avgjg",
+        Meas(
+            n,
+            "s",
+            "long" if n.startswith("prefs_num") else "double",
+            True,
+            "sum" if n.startswith("prefs_num") else "mean",
+            build=_prefs_slot,
+            rel="prefs",
         )
+        for n in PREFS_MEASURES
     ],
-    _unsupported("P_avgjg", "cut_long"),
-    _unsupported("Rprec_mult_avgjg", "cut_double"),
-    _unsupported("yaap"),
+    Meas("map_avgjg", "s", "double", True, "mean", build=_single("map"), rel="qrels_jg"),
+    Meas(
+        "P_avgjg", "cut_long", "double", True, "mean", _L5, _cut_long("precision"), rel="qrels_jg"
+    ),
+    Meas(
+        "Rprec_mult_avgjg",
+        "cut_double",
+        "double",
+        True,
+        "mean",
+        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        _cut_double("rprec_mult", "mult"),
+        rel="qrels_jg",
+    ),
+    Meas("yaap", "s", "double", True, "mean", build=_single("yaap")),
     Meas("rbp", "p_pair", "double", True, "mean", build=_gains_builder("rbp")),
     Meas("rbp_resid", "p_pair", "double", True, "mean", build=_gains_builder("rbp_resid")),
     Meas("unj", "cut_long", "double", True, "mean", (5, 10, 20), _cut_long("unjudged")),

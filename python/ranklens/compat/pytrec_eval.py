@@ -58,7 +58,8 @@ Differences (all but the last two where pytrec_eval misbehaves):
   large qrels scores only those queries.
 
 Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
-``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments).
+``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments;
+:func:`ranklens.evaluate_prefs` and :func:`ranklens.evaluate_jg` compute them).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ from .iprec import iprec_at_recall, iprec_avg  # trec_eval part A
 from .judged import judged
 from .map import average_precision
 from .mrr import mrr
-from .ndcg import idcg, ndcg_burges
+from .ndcg import ndcg_burges
 from .ndcg_rel import ndcg_rel, rndcg
 from .precision import precision
 from .r_precision import r_precision
@@ -74,6 +74,7 @@ from .set_measures import (  # trec_eval part A
     utility,
 )
 from .unjudged import unjudged  # trec_eval part A
+from .yaap import yaap
 
 __all__ = ["METRIC_FUNCTIONS", "aggregate", "aggregate_reference", "evaluate_reference"]
 
@@ -122,7 +123,8 @@ METRIC_FUNCTIONS: dict[str, MetricFunction] = {
     "auc": auc,
     "first_rel_rank": first_rel_rank,
     "fallout": fallout,
-    "idcg": idcg,
+    "idcg": _gains.idcg,  # custom gains, else .ndcg.idcg
+    "yaap": yaap,
     # diversity (subtopic judgments)
     "alpha_dcg": alpha_dcg,
     "alpha_ndcg": alpha_ndcg,

@@ -14,9 +14,10 @@ misordered, and its ideal walk may then stop early at a 0-gain level.  ranklens 
 by the exact gain, so such gains can differ from trec_eval.)
 
 * ``dcg@k`` = sum over ranks i <= k of gain_i / log2(i + 1), negative gains included.
-* ``ndcg@k`` = dcg@k / (DCG of the ideal ranking cut at k); 0 when that is <= 0.
+* ``idcg@k`` = the DCG of the ideal ranking cut at k (trec_eval ``ideal_dcg``, no k).
+* ``ndcg@k`` = dcg@k / idcg@k; 0 when that is <= 0.
 
-trec_eval's ``ndcg`` and ``dcg`` take gains, its ``ndcg_cut`` does not; ranklens
+trec_eval's ``ndcg``, ``dcg`` and ``ideal_dcg`` take gains, its ``ndcg_cut`` does not; ranklens
 allows ``ndcg(gain2=9)@10`` (the same formula cut at k).  Without ``gainL``
 parameters these are exactly :mod:`ranklens.metrics.ndcg`.
 """
@@ -66,6 +67,14 @@ def dcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: 
     if not table:
         return _plain.dcg(ranking, judgments, metric, relevance_level)
     return discounted(gain_of(label, table) for label in ranking.top(metric.k))
+
+
+def idcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
+    table = gain_table(metric)
+    if not table:
+        return _plain.idcg(ranking, judgments, metric, relevance_level)
+    ideal = ideal_gains(judgments, table)
+    return discounted(ideal if metric.k is None else ideal[: metric.k])
 
 
 def ndcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:

@@ -62,6 +62,8 @@ pub enum Family {
     // -- end diversity --
     /// Ideal DCG (gain = label), the denominator of nDCG.
     Idcg,
+    /// trec_eval `yaap`.
+    Yaap,
 }
 
 impl Family {
@@ -123,12 +125,16 @@ impl Family {
             "st_recall" => Family::StRecall,
             // -- end diversity --
             "idcg" => Family::Idcg,
+            "yaap" => Family::Yaap,
             _ => return None,
         })
     }
 
     pub(super) fn takes_cutoff(self) -> bool {
-        !matches!(self, Family::RPrecision | Family::Bpref | Family::NumRel)
+        !matches!(
+            self,
+            Family::RPrecision | Family::Bpref | Family::NumRel | Family::Yaap
+        )
             // -- trec_eval part A --
             && !matches!(
                 self,
@@ -174,7 +180,13 @@ impl Family {
     pub(super) fn takes_gains(self) -> bool {
         matches!(
             self,
-            Family::Ndcg | Family::Dcg | Family::G | Family::NdcgRel | Family::Rndcg | Family::Rbp
+            Family::Ndcg
+                | Family::Dcg
+                | Family::G
+                | Family::NdcgRel
+                | Family::Rndcg
+                | Family::Rbp
+                | Family::Idcg
         )
     }
 

@@ -78,10 +78,15 @@ pub fn dcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
     discounted(q.top(k).iter().map(|&l| gain(l, ov)))
 }
 
-pub fn ndcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
+/// The DCG of the ideal ranking cut at k (trec_eval `ideal_dcg`, which has no k).
+pub fn ideal_dcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
     let ideal = ideal(q, ov);
     let n = k.map_or(ideal.len(), |k| k.min(ideal.len()));
-    let idcg = discounted(ideal[..n].iter().copied());
+    discounted(ideal[..n].iter().copied())
+}
+
+pub fn ndcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
+    let idcg = ideal_dcg(q, k, ov);
     if idcg > 0.0 {
         dcg(q, k, ov) / idcg
     } else {

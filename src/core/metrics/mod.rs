@@ -44,6 +44,10 @@ pub mod rbp;
 // -- end gains and beyond --
 pub mod diversity;
 
+// -- preferences (trec_eval -R prefs) --
+pub mod prefs;
+pub mod yaap;
+// -- end preferences --
 mod family;
 
 use crate::core::error::{Error, Result};
@@ -221,7 +225,9 @@ impl MetricSpec {
             Family::ApIa => diversity::ap_ia(q, level),
             Family::StRecall => diversity::st_recall(q, k, level),
             // -- end diversity --
+            Family::Idcg if !self.gains.is_empty() => gains::ideal_dcg(q, k, &self.gains),
             Family::Idcg => ndcg::ideal_dcg(q, k, ndcg::Gain::Label),
+            Family::Yaap => yaap::yaap(q, level),
         }
     }
 }
@@ -321,6 +327,7 @@ pub(crate) mod testutil {
         "first_rel_rank",
         "fallout",
         "idcg",
+        "yaap",
     ];
 
     pub fn close(a: f64, b: f64) -> bool {
