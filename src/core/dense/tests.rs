@@ -228,7 +228,7 @@ fn knn_recall_counts_distinct_shared_ids() {
     assert_eq!(knn_recall(&am, &em, 3).unwrap(), vec![2.0 / 3.0, 1.0 / 3.0]);
     assert_eq!(knn_recall(&am, &em, 1).unwrap(), vec![0.0, 1.0]);
     assert!(knn_recall(&am, &em, 4).is_err());
-    // k > 32 takes the sorting path: ids 0..40 against 20..60 share 20.
+    // k > 32 takes the id set: ids 0..40 against 20..60 share 20.
     let a: Vec<i64> = (0..40).collect();
     let e: Vec<i64> = (20..60).collect();
     let r = knn_recall(
@@ -249,6 +249,47 @@ fn knn_recall_counts_distinct_shared_ids() {
     )
     .unwrap();
     assert_eq!(r, vec![2.0 / 3.0]);
+}
+
+/// `|set(a) & set(e)|` over non-negative ids, the plain way.
+fn naive_shared(a: &[i64], e: &[i64]) -> usize {
+    let a: std::collections::BTreeSet<_> = a.iter().filter(|&&x| x >= 0).collect();
+    let e: std::collections::BTreeSet<_> = e.iter().filter(|&&x| x >= 0).collect();
+    a.intersection(&e).count()
+}
+
+proptest! {
+    /// Both ways of counting shared ids (all against all up to k = 32, the id
+    /// set above) agree with a set intersection, on small id ranges (many
+    /// duplicates, padding) and row after row (the set's reuse), contiguous
+    /// and strided (a transposed view).
+    #[test]
+    fn knn_recall_matches_a_set_intersection(
+        rows in 1usize..6,
+        k in 1usize..80,
+        range in 2i64..200,
+        seed in any::<u64>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % range as u64) as i64 - 1
+        };
+        let a: Vec<i64> = (0..rows * k).map(|_| next()).collect();
+        let e: Vec<i64> = (0..rows * k).map(|_| next()).collect();
+        let want: Vec<f64> = (0..rows)
+            .map(|i| naive_shared(&a[i * k..][..k], &e[i * k..][..k]) as f64 / k as f64)
+            .collect();
+        let am = Matrix::contiguous(&a, rows, k).unwrap();
+        let em = Matrix::contiguous(&e, rows, k).unwrap();
+        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+        // The same rows stored column-major (strides (1, rows)).
+        let at: Vec<i64> = (0..k).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| a[i * k + j]).collect();
+        let am = Matrix::new(&at, rows, k, 1, rows).unwrap();
+        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+    }
 }
 
 /// The same rows through the id path: docs named by column, in column order,
