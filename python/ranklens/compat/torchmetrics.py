@@ -172,24 +172,28 @@ def _per_query(
         # Fall-out is recall on the inverted labels: the non-relevant documents
         # in the top k over the non-relevant documents.
         "fall_out": [f"recall{k}"],
-    }.get(kind, [])
-    labels = (1 - t).astype(np.int8) if kind == "fall_out" else t
+        # One native call for both label sets: label 2 marks a relevant document
+        # scored > 0, so `(rel=2)` reads the labels with scores <= 0 zeroed and
+        # the default level (1) the labels as given.
+        "ap": [f"map(rel=2){k}", f"hits(rel=2){k}", "num_rel(rel=2)"],
+        "rr": [f"mrr(rel=2){k}"],
+        "precision": [f"P(rel=2){k}", "P(rel=2)"],
+        "recall": [f"hits(rel=2){k}"],
+    }[kind]
+    if kind == "fall_out":
+        labels = (1 - t).astype(np.int8)
+    elif kind in _FILTERED:
+        labels = t.astype(np.int8) + (p > 0) * t.astype(np.int8)
+    else:
+        labels = t
     base = native(labels, ["num_ret", "num_rel", *own], "expected" if kind == "ndcg" else "first")
     # An empty query's values (num_ret included) are all 0: n is read only
     # where r > 0.
     n, r = base[:, 0], base[:, 1]
-    if kind in _FILTERED:
-        tf = np.where(p > 0, t, 0).astype(t.dtype, copy=False)
-        want = {
-            "ap": [f"map{k}", f"hits{k}", "num_rel"],
-            "rr": [f"mrr{k}"],
-            "precision": [f"P{k}", "P"],
-            "recall": [f"hits{k}"],
-        }[kind]
-        f = native(tf, want)
+    f = base[:, 2:]
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind in ("ndcg", "hit_rate", "r_precision", "fall_out"):
-            v = base[:, 2]
+            v = f[:, 0]
         elif kind == "ap":
             # map@k divides the precisions' sum by R (of the kept labels);
             # torchmetrics by the relevant documents found in the top k.

@@ -292,6 +292,29 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Grouping agrees with a plain ordered map of cell lists (input order
+    /// within a group), sorted input or not.
+    #[test]
+    fn group_flat_matches_an_ordered_map(
+        idx in proptest::collection::vec(-4i64..6, 0..60),
+        big in any::<bool>(),
+    ) {
+        let idx: Vec<i64> = idx.iter().map(|&x| if big { x * (1 << 40) } else { x }).collect();
+        for input in [idx.clone(), { let mut s = idx.clone(); s.sort(); s }] {
+            let g = group_flat(&input);
+            let mut want: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+            for (c, &x) in input.iter().enumerate() {
+                want.entry(x).or_default().push(c as i64);
+            }
+            prop_assert_eq!(&g.keys, &want.keys().copied().collect::<Vec<_>>());
+            let cells: Vec<i64> = if g.order.is_empty() { (0..input.len() as i64).collect() } else { g.order.clone() };
+            let got: Vec<Vec<i64>> = g.offsets.windows(2).map(|w| cells[w[0] as usize..w[1] as usize].to_vec()).collect();
+            prop_assert_eq!(got, want.values().cloned().collect::<Vec<_>>());
+        }
+    }
+}
+
 /// The same rows through the id path: docs named by column, in column order,
 /// `Ties::Input` (the given order) or `Ties::Expected`.
 fn by_ids(
