@@ -387,11 +387,80 @@ proptest! {
             labels: row.iter().map(|&(_, l)| [0.0, 0.0, 1.0, -1.0][l as usize]).collect(),
             ..Default::default()
         };
-        rank_by_counting(&mut s);
+        count_ranks(&s.scores, &s.labels, &mut s.ranked, &mut s.bounds);
         let counted = s.ranked.clone();
         rank_by_sorting(&mut s, DenseTies::First);
         prop_assert_eq!(counted, s.ranked.clone());
     }
+}
+
+proptest! {
+    /// float32 scores (compared as float32, `f32_row`) give the values of the
+    /// same scores as float64, bit for bit: every family, every tie mode, all
+    /// cells or `lengths=`, contiguous or strided (a column-major copy), both
+    /// ranking paths (few and many non-zero labels), -0.0 and 0.0 tied.
+    #[test]
+    fn float32_scores_equal_float64(
+        rows in 1usize..5,
+        cols in 1usize..30,
+        seed in proptest::collection::vec((0u8..7, 0u8..8), 150),
+        lens in proptest::collection::vec(0i64..30, 5),
+        dense_labels in any::<bool>(),
+    ) {
+        let n = rows * cols;
+        let s32: Vec<f32> = seed[..n].iter().map(|&(s, _)| if s == 6 { -0.0 } else { s as f32 / 3.0 }).collect();
+        let s64: Vec<f64> = s32.iter().map(|&x| x as f64).collect();
+        let pick = |l: u8| if dense_labels { [0.0, 1.0, 2.0, 1.0, 3.0, 0.0, 1.0, 2.0][l as usize] } else { [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0][l as usize] };
+        let labels: Vec<f64> = seed[..n].iter().map(|&(_, l)| pick(l)).collect();
+        let lengths: Vec<i64> = lens[..rows].iter().map(|&l| l.min(cols as i64)).collect();
+        let m: Vec<MetricSpec> = FAMILIES.iter().flat_map(|f| [spec(f, None), MetricSpec::new(f, Some(3), None, &[]).unwrap_or(spec(f, None))]).collect();
+        let t32: Vec<f32> = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| s32[i * cols + j]).collect();
+        let lab = f64s(&labels, rows, cols);
+        for valid in [Valid::All, Valid::Lengths(&lengths)] {
+            let want = evaluate_dense(&f64s(&s64, rows, cols), &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+            let c = Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap());
+            let t = Numbers::F32(Matrix::new(&t32, rows, cols, 1, rows).unwrap());
+            for sc in [c, t] {
+                let got = evaluate_dense(&sc, &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+                prop_assert_eq!(&got.empty, &want.empty);
+                for (a, b) in got.values.iter().zip(&want.values) {
+                    prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{a} vs {b}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn float32_nan_is_an_error_naming_the_cell() {
+    let scores = [1.0f32, 2.0, f32::NAN, 0.5];
+    let labels = [1.0, 0.0, 0.0, 1.0];
+    let sc = Numbers::F32(Matrix::contiguous(&scores, 2, 2).unwrap());
+    let e = evaluate_dense(
+        &sc,
+        &f64s(&labels, 2, 2),
+        &Valid::All,
+        &[spec("mrr", None)],
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("scores[1, 0]"), "{e}");
+    // Left out by lengths=, the NaN is not read.  Row 0: the label-0 cell
+    // (score 2) ranks first, so mrr = 1/2; row 1 holds no cell: empty, 0.
+    let lengths = [2i64, 0];
+    let ok = evaluate_dense(
+        &sc,
+        &f64s(&labels, 2, 2),
+        &Valid::Lengths(&lengths),
+        &[spec("mrr", None)],
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(ok.values, vec![0.5, 0.0]);
 }
 
 #[test]
