@@ -21,7 +21,7 @@ same process:
 
 Memory: the peak RSS added by ``evaluate_dense`` over the inputs, measured in a
 child process that resets its high-water mark (``/proc/self/clear_refs``) after
-building the inputs.  torchmetrics is not measured (it needs torch).
+building the inputs.  torchmetrics: ``benches/bench_torchmetrics.py`` (it needs torch).
 
 Usage: ``python benches/bench_dense.py [--rows 100000] [--threads 2] [--repeat 5]``.
 """
@@ -113,7 +113,8 @@ def main() -> None:
         return
     scores, labels = data(a.rows, a.cols)
     print(f"# {time.strftime('%Y-%m-%d')} {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores; {a.rows} x {a.cols}, best of {a.repeat}")  # fmt: skip
+          f"{os.cpu_count()} cores; {a.rows} x {a.cols}, best of {a.repeat}; "
+          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     rows: list[tuple[str, float, str]] = []  # printed as they come
 
     def add(name: str, seconds: float, anchor: float | None = None, label: str = "") -> None:

@@ -217,19 +217,32 @@ def test_dtypes_and_strides_are_read_in_place_with_the_same_values():
     # bool labels: relevant = True (1).
     b = ranklens.evaluate_dense(s, lab > 0, metrics).values
     np.testing.assert_array_equal(b, ranklens.evaluate_dense(s, (lab > 0) * 1.0, metrics).values)
-    # bfloat16 through ml_dtypes when installed; the same bits otherwise.
-    try:
-        import ml_dtypes
-    except ImportError:
-        ml_dtypes = None
-    if ml_dtypes is not None:
-        got = ranklens.evaluate_dense(s.astype(ml_dtypes.bfloat16), lab, metrics).values
-        np.testing.assert_array_equal(got, want)
+    # bfloat16 as its bits (test_bfloat16_through_ml_dtypes: as ml_dtypes' dtype).
     from ranklens import _ranklens
 
     specs = [(m.family, m.k, m.rel, list(m.params)) for m in parse_metrics(metrics)]
     vals, _ = _ranklens.evaluate_dense(bf16_bits, lab, specs, 1.0, "first", "zero", "bf16")
     np.testing.assert_array_equal(vals, want)
+
+
+def test_bfloat16_through_ml_dtypes():
+    """bfloat16 scores (ml_dtypes' dtype, what jax and torch convert to) are read in
+    place, with the values of the same scores in float64; bfloat16 labels are
+    widened.  Scores with 8 significant bits, exact in bfloat16, with ties."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(11)
+    s = rng.integers(0, 6, (40, 25)).astype(np.float64) / 4
+    lab = (rng.random((40, 25)) < 0.2) * rng.integers(1, 4, (40, 25))
+    metrics = ["ndcg@5", "map", "mrr", "recall@10", "P@3", "bpref"]
+    for ties in ("first", "expected", "best", "worst"):
+        want = ranklens.evaluate_dense(s, lab.astype(np.float64), metrics, ties=ties).values
+        bf = s.astype(ml_dtypes.bfloat16)
+        got = ranklens.evaluate_dense(bf, lab, metrics, ties=ties).values
+        np.testing.assert_array_equal(got, want)
+        got = ranklens.evaluate_dense(
+            bf.T.copy().T, lab.astype(ml_dtypes.bfloat16), metrics, ties=ties
+        )
+        np.testing.assert_array_equal(got.values, want)
 
 
 def test_dlpack_and_array_protocol_objects():

@@ -268,8 +268,9 @@ def evaluate_flat(
     ``indexes[c]`` (any integers, sorted or not).  Each query is one row of
     :func:`evaluate_dense` (same semantics; ``ties="first"`` breaks ties by input
     position), grouped natively: no Python loop, no allocation proportional to the
-    largest index; a sorted ``indexes`` costs nothing more, a shuffled one one
-    stable sort of the cell numbers (8 bytes a cell).  Arrays of any shape are
+    largest index; a sorted ``indexes`` costs nothing more, a shuffled one a
+    linear counting sort of the cells by group (12 bytes a cell, a hash map of the
+    distinct values) and reading the cells out of order.  Arrays of any shape are
     read flattened (multi-dimensional non-contiguous ones are copied to do so).
 
     Returns :class:`~ranklens.Results` with one row per distinct index value,

@@ -228,7 +228,7 @@ fn knn_recall_counts_distinct_shared_ids() {
     assert_eq!(knn_recall(&am, &em, 3).unwrap(), vec![2.0 / 3.0, 1.0 / 3.0]);
     assert_eq!(knn_recall(&am, &em, 1).unwrap(), vec![0.0, 1.0]);
     assert!(knn_recall(&am, &em, 4).is_err());
-    // k > 32 takes the sorting path: ids 0..40 against 20..60 share 20.
+    // k > 32 takes the id set: ids 0..40 against 20..60 share 20.
     let a: Vec<i64> = (0..40).collect();
     let e: Vec<i64> = (20..60).collect();
     let r = knn_recall(
@@ -249,6 +249,70 @@ fn knn_recall_counts_distinct_shared_ids() {
     )
     .unwrap();
     assert_eq!(r, vec![2.0 / 3.0]);
+}
+
+/// `|set(a) & set(e)|` over non-negative ids, the plain way.
+fn naive_shared(a: &[i64], e: &[i64]) -> usize {
+    let a: std::collections::BTreeSet<_> = a.iter().filter(|&&x| x >= 0).collect();
+    let e: std::collections::BTreeSet<_> = e.iter().filter(|&&x| x >= 0).collect();
+    a.intersection(&e).count()
+}
+
+proptest! {
+    /// Both ways of counting shared ids (all against all up to k = 32, the id
+    /// set above) agree with a set intersection, on small id ranges (many
+    /// duplicates, padding) and row after row (the set's reuse), contiguous
+    /// and strided (a transposed view).
+    #[test]
+    fn knn_recall_matches_a_set_intersection(
+        rows in 1usize..6,
+        k in 1usize..80,
+        range in 2i64..200,
+        seed in any::<u64>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % range as u64) as i64 - 1
+        };
+        let a: Vec<i64> = (0..rows * k).map(|_| next()).collect();
+        let e: Vec<i64> = (0..rows * k).map(|_| next()).collect();
+        let want: Vec<f64> = (0..rows)
+            .map(|i| naive_shared(&a[i * k..][..k], &e[i * k..][..k]) as f64 / k as f64)
+            .collect();
+        let am = Matrix::contiguous(&a, rows, k).unwrap();
+        let em = Matrix::contiguous(&e, rows, k).unwrap();
+        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+        // The same rows stored column-major (strides (1, rows)).
+        let at: Vec<i64> = (0..k).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| a[i * k + j]).collect();
+        let am = Matrix::new(&at, rows, k, 1, rows).unwrap();
+        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+    }
+}
+
+proptest! {
+    /// Grouping agrees with a plain ordered map of cell lists (input order
+    /// within a group), sorted input or not.
+    #[test]
+    fn group_flat_matches_an_ordered_map(
+        idx in proptest::collection::vec(-4i64..6, 0..60),
+        big in any::<bool>(),
+    ) {
+        let idx: Vec<i64> = idx.iter().map(|&x| if big { x * (1 << 40) } else { x }).collect();
+        for input in [idx.clone(), { let mut s = idx.clone(); s.sort(); s }] {
+            let g = group_flat(&input);
+            let mut want: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+            for (c, &x) in input.iter().enumerate() {
+                want.entry(x).or_default().push(c as i64);
+            }
+            prop_assert_eq!(&g.keys, &want.keys().copied().collect::<Vec<_>>());
+            let cells: Vec<i64> = if g.order.is_empty() { (0..input.len() as i64).collect() } else { g.order.clone() };
+            let got: Vec<Vec<i64>> = g.offsets.windows(2).map(|w| cells[w[0] as usize..w[1] as usize].to_vec()).collect();
+            prop_assert_eq!(got, want.values().cloned().collect::<Vec<_>>());
+        }
+    }
 }
 
 /// The same rows through the id path: docs named by column, in column order,
@@ -323,11 +387,80 @@ proptest! {
             labels: row.iter().map(|&(_, l)| [0.0, 0.0, 1.0, -1.0][l as usize]).collect(),
             ..Default::default()
         };
-        rank_by_counting(&mut s);
+        count_ranks(&s.scores, &s.labels, &mut s.ranked, &mut s.bounds);
         let counted = s.ranked.clone();
         rank_by_sorting(&mut s, DenseTies::First);
         prop_assert_eq!(counted, s.ranked.clone());
     }
+}
+
+proptest! {
+    /// float32 scores (compared as float32, `f32_row`) give the values of the
+    /// same scores as float64, bit for bit: every family, every tie mode, all
+    /// cells or `lengths=`, contiguous or strided (a column-major copy), both
+    /// ranking paths (few and many non-zero labels), -0.0 and 0.0 tied.
+    #[test]
+    fn float32_scores_equal_float64(
+        rows in 1usize..5,
+        cols in 1usize..30,
+        seed in proptest::collection::vec((0u8..7, 0u8..8), 150),
+        lens in proptest::collection::vec(0i64..30, 5),
+        dense_labels in any::<bool>(),
+    ) {
+        let n = rows * cols;
+        let s32: Vec<f32> = seed[..n].iter().map(|&(s, _)| if s == 6 { -0.0 } else { s as f32 / 3.0 }).collect();
+        let s64: Vec<f64> = s32.iter().map(|&x| x as f64).collect();
+        let pick = |l: u8| if dense_labels { [0.0, 1.0, 2.0, 1.0, 3.0, 0.0, 1.0, 2.0][l as usize] } else { [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0][l as usize] };
+        let labels: Vec<f64> = seed[..n].iter().map(|&(_, l)| pick(l)).collect();
+        let lengths: Vec<i64> = lens[..rows].iter().map(|&l| l.min(cols as i64)).collect();
+        let m: Vec<MetricSpec> = FAMILIES.iter().flat_map(|f| [spec(f, None), MetricSpec::new(f, Some(3), None, &[]).unwrap_or(spec(f, None))]).collect();
+        let t32: Vec<f32> = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| s32[i * cols + j]).collect();
+        let lab = f64s(&labels, rows, cols);
+        for valid in [Valid::All, Valid::Lengths(&lengths)] {
+            let want = evaluate_dense(&f64s(&s64, rows, cols), &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+            let c = Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap());
+            let t = Numbers::F32(Matrix::new(&t32, rows, cols, 1, rows).unwrap());
+            for sc in [c, t] {
+                let got = evaluate_dense(&sc, &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+                prop_assert_eq!(&got.empty, &want.empty);
+                for (a, b) in got.values.iter().zip(&want.values) {
+                    prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{a} vs {b}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn float32_nan_is_an_error_naming_the_cell() {
+    let scores = [1.0f32, 2.0, f32::NAN, 0.5];
+    let labels = [1.0, 0.0, 0.0, 1.0];
+    let sc = Numbers::F32(Matrix::contiguous(&scores, 2, 2).unwrap());
+    let e = evaluate_dense(
+        &sc,
+        &f64s(&labels, 2, 2),
+        &Valid::All,
+        &[spec("mrr", None)],
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("scores[1, 0]"), "{e}");
+    // Left out by lengths=, the NaN is not read.  Row 0: the label-0 cell
+    // (score 2) ranks first, so mrr = 1/2; row 1 holds no cell: empty, 0.
+    let lengths = [2i64, 0];
+    let ok = evaluate_dense(
+        &sc,
+        &f64s(&labels, 2, 2),
+        &Valid::Lengths(&lengths),
+        &[spec("mrr", None)],
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    )
+    .unwrap();
+    assert_eq!(ok.values, vec![0.5, 0.0]);
 }
 
 #[test]
