@@ -21,7 +21,9 @@
 //!   half the walk on a loaded machine: see `advise_huge` in `core::encode`);
 //! * the type checks and value reads ~1/10: exact `str` / `float` / `int` are
 //!   checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`;
-//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy).
+//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy;
+//!   also in the stable-ABI wheel on 3.9, through our own declaration of it:
+//!   see `bindings::utf8_raw`; copying each id there had cost ~20 ns an entry).
 //!
 //! Then `Builder::finish`, GIL released, one task a query on the pool (~25 ns
 //! an entry of CPU): grouping by query (one block copy when the dict's query
@@ -34,6 +36,8 @@
 //! CPU for 1M entries): objects built in order lie in order in memory, and the
 //! hardware prefetcher already follows them.
 
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+use super::utf8_raw;
 use super::{
     is_id, non_contiguous, num_rows, row_items, str_utf8, to_arrays, to_py, EncodedArrays,
 };
@@ -107,11 +111,15 @@ pub(super) fn items<'py>(
 /// valid only while no Python code runs (that code could change the dict and
 /// free the entry): callers take owned references (`Bound::from_borrowed_ptr`)
 /// before anything that may call into Python.  A change of size between two
-/// steps is CPython's own `RuntimeError` (PyO3's dict iterator panics there).
+/// steps is CPython's own `RuntimeError` (PyO3's dict iterator panics there):
+/// checked after a step where Python code may have run ([`DictWalk::ran_python`]),
+/// the only way the dict can change while it is walked with the GIL held.
 struct DictWalk<'a, 'py> {
     dict: &'a Bound<'py, PyDict>,
     pos: ffi::Py_ssize_t,
     len: ffi::Py_ssize_t,
+    /// Python code may have run since the last size check.
+    dirty: bool,
 }
 
 type Entry = (*mut ffi::PyObject, *mut ffi::PyObject);
@@ -120,15 +128,31 @@ impl<'a, 'py> DictWalk<'a, 'py> {
     fn new(dict: &'a Bound<'py, PyDict>) -> Self {
         // SAFETY: a dict, and the GIL is held (`Bound`).
         let len = unsafe { ffi::PyDict_Size(dict.as_ptr()) };
-        DictWalk { dict, pos: 0, len }
+        DictWalk {
+            dict,
+            pos: 0,
+            len,
+            dirty: true,
+        }
     }
 
-    /// The next entry; `whose` names the dict in the error.
+    /// Python code may have run since the last step (a conversion, a check
+    /// calling `__eq__` or `__float__`): the next step checks the size.
+    fn ran_python(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The next entry; `whose` names the dict in the error.  The size is
+    /// checked only after [`DictWalk::ran_python`] (a call to `PyDict_Size` a
+    /// step was ~2% of `Run(dict)`): without Python code nothing changes it.
     fn next(&mut self, whose: impl FnOnce() -> String) -> PyResult<Option<Entry>> {
         let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: as in `new`; `PyDict_Next` bounds-checks `pos` against the
         // dict as it is now, whatever happened to it since the last step.
         let more = unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.pos, &mut k, &mut v) };
+        if !std::mem::take(&mut self.dirty) {
+            return Ok((more != 0).then_some((k, v)));
+        }
         if unsafe { ffi::PyDict_Size(self.dict.as_ptr()) } != self.len {
             return Err(PyRuntimeError::new_err(format!(
                 "dictionary changed size during iteration ({})",
@@ -147,8 +171,9 @@ impl<'a, 'py> DictWalk<'a, 'py> {
 ///
 /// Under the stable ABI the value is read through `PyFloat_AsDouble` (the
 /// `PyFloat_AS_DOUBLE` macro reads the object's layout, which the limited API
-/// hides); before 3.10 the key's UTF-8 comes as a new `bytes` object, copied
-/// into `scratch` (the limited API of 3.9 cannot lend it).
+/// hides).  The key's UTF-8 is borrowed ([`utf8_raw`]), but in a stable-ABI
+/// build for Windows before 3.10, where it comes as a new `bytes` object,
+/// copied into `scratch`.
 ///
 /// # Safety
 /// The GIL is held (on a free-threaded build: inside the dict's critical
@@ -178,21 +203,12 @@ unsafe fn plain_entry(
     } else {
         return None;
     };
-    #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
+    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
     {
         let _ = scratch;
-        let mut size: ffi::Py_ssize_t = 0;
-        let data = ffi::PyUnicode_AsUTF8AndSize(k, &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        Some((
-            std::slice::from_raw_parts(data.cast::<u8>(), size as usize),
-            value,
-        ))
+        utf8_raw(k).map(|doc| (doc, value))
     }
-    #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
+    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
     {
         let bytes = ffi::PyUnicode_AsUTF8String(k);
         if bytes.is_null() {
@@ -334,6 +350,7 @@ impl<'py> MappingEncoder<'py> {
                 )
             };
             self.entry(q, qid, &dobj, &vobj)?;
+            walk.ran_python();
         }
         Ok(())
     }
@@ -441,6 +458,7 @@ pub(super) fn encode_mapping<'py>(
                 )
             };
             enc.query(&qobj, &inner)?;
+            walk.ran_python();
             let n = enc.b.len();
             if !bytes_reserved && n > 0 {
                 // Document id bytes for the other rows, guessed from the first.
