@@ -5,36 +5,70 @@
 //! ## The dict path (`encode_mapping`): where the time goes
 //!
 //! `Run(dict)` of `{query: {doc: score}}` (BEIR, MTEB, pytrec_eval users) on
-//! 1M entries (10k queries x 100, ids of ~20 bytes; perf and the thread's CPU
-//! clock, a shared 2-core machine): ~60 ns of CPU an entry, against ~20 ns for
-//! a plain-Python loop that only iterates the same entries (85 ns with PyO3's
-//! dict iterator, which made a `Bound` per key and value: two reference
-//! counts up and down, and `is_instance_of` through the type objects).  Of
-//! what is left, under the GIL (~35 ns an entry):
+//! 1M entries (10k queries x 100, ids of ~20 bytes, 10% of rows tied; the
+//! stable-ABI build with LTO on CPython 3.11, one thread, perf with DWARF call
+//! graphs and the process's CPU clock, a shared 2-core machine under a load
+//! average of 5-10, 2026-11-25): ~40 ns of CPU an entry, against ~20 ns for a
+//! plain-Python loop that only iterates the same entries (85 ns with PyO3's
+//! dict iterator, which made a `Bound` per key and value: two reference counts
+//! up and down, and `is_instance_of` through the type objects).  Of the 40 ns,
+//! under the GIL (~64%, ~26 ns):
 //!
-//! * `PyDict_Next` ~1/3: almost all of it one load, the key's cached hash,
-//!   the first touch of the `str` object (a cache miss); nothing can avoid it:
-//!   the key's bytes are read next to it;
-//! * the row itself ~1/4 (`Builder::row`: the copy of the id into the arena, a
-//!   `memcpy` call, and three pushes);
-//! * the first write of the arrays ~1/5 (page faults; with 4 KiB pages they were
-//!   half the walk on a loaded machine: see `advise_huge` in `core::encode`);
-//! * the type checks and value reads ~1/10: exact `str` / `float` / `int` are
-//!   checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`;
-//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy;
-//!   also in the stable-ABI wheel on 3.9, through our own declaration of it:
-//!   see `bindings::utf8_raw`; copying each id there had cost ~20 ns an entry).
+//! * `PyDict_Next` ~28% of the whole: almost all of it one load, the key's
+//!   cached hash, the first touch of the `str` object (a cache miss); nothing
+//!   can avoid it: the key's bytes are read next to it;
+//! * the row itself ~21% (`Builder::row`: the copy of the id into the arena, a
+//!   `memcpy` call, three pushes);
+//! * the loop, type checks and value reads ~15%: exact `str` / `float` / `int`
+//!   are checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`,
+//!   a call to `PyFloat_AsDouble` under the stable ABI, ~3%;
+//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy,
+//!   ~4%; also in the stable-ABI wheel on 3.9, through our own declaration of
+//!   it: see `bindings::utf8_raw`; copying each id there cost ~20 ns an entry);
+//! * the first write of the arrays, page faults, ~7% over both phases (with
+//!   4 KiB pages they were half the walk on a loaded machine: see
+//!   `advise_huge` in `core::encode`).
 //!
-//! Then `Builder::finish`, GIL released, one task a query on the pool (~25 ns
-//! an entry of CPU): grouping by query (one block copy when the dict's query
-//! order is not byte order), the ranking check (rows already in ranking order
-//! are not sorted; tied runs compare document ids, `memcmp`), input positions.
-//! The duplicate check is skipped when every key was an exact `str` of a dict.
+//! Then `Builder::finish`, GIL released, one task a query on the pool (~32%,
+//! ~13 ns): grouping by query (one block copy when the dict's query order is
+//! not byte order), the ranking check (rows already in ranking order are not
+//! sorted), input positions.  A third of it (~11% of the whole) is comparing
+//! the document ids of tied rows (`memcmp`): their bytes, written long before,
+//! are cache misses by then.  The duplicate check is skipped when every key
+//! was an exact `str` of a dict.
 //!
-//! Tried and dropped: taking 256 entries at a time (`PyDict_Next` only, each
-//! value prefetched), then writing their rows: no faster (42 against 37 ms of
-//! CPU for 1M entries): objects built in order lie in order in memory, and the
-//! hardware prefetcher already follows them.
+//! Tried and dropped (each measured against the same build without it,
+//! alternating runs):
+//!
+//! * taking 256 entries at a time (`PyDict_Next` only, each value prefetched),
+//!   then writing their rows: no faster (42 against 37 ms of CPU for 1M
+//!   entries): objects built in order lie in order in memory, and the hardware
+//!   prefetcher already follows them;
+//! * noting in `Builder::row`, while both ids are in cache, how a row compares
+//!   with a tied row before it (a byte a row), so that `rank` swaps or keeps a
+//!   tied pair without reading the bytes again: `finish`'s `memcmp` fell from
+//!   ~7% to ~2% of the samples, but `row` grew by as much (the compare of the
+//!   previous value, the extra push): no net gain (medians of 39.1 against
+//!   39.3 ns an entry);
+//! * a flag a block, "rows came in ranking order", to skip `rank`'s check:
+//!   with tied rows in file order (half of the pairs reversed), most queries
+//!   still needed their ties sorted: no measurable gain.
+//!
+//! Not tried: reading a compact ASCII `str`'s bytes and a `float`'s value from
+//! the object layout under the stable ABI (~7% together); the layout is not
+//! part of the stable ABI, and a wheel must load on later CPythons.
+//!
+//! Against the targets (#15): `Run(dict)` at ~40 ns is above 35, and
+//! what is left is mostly `PyDict_Next`'s cache misses and the id copy, which
+//! any encoder that keeps the ids must pay.  The pytrec_eval drop-in's 5
+//! measure call on the same data (~91 ms of CPU, one thread, a build for
+//! CPython 3.11 without LTO) spends ~46% in
+//! `Run(dict)`, ~27% in the evaluation itself (`core::eval::score_query`,
+//! which joins each query's rows to its judgments by hashing document ids),
+//! ~6% building the `{query: {measure: value}}` dicts (`nested_dict`: a copy
+//! of the previous query's dict, then `PyDict_SetItem` per value, whose key
+//! lookup is most of it) and ~13% in `__init__` (half of it encoding the
+//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;
