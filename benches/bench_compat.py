@@ -38,13 +38,20 @@ import time
 
 import run_bench
 
-# The k of MTEB's retrieval scoring (mteb RetrievalEvaluator): it asks pytrec_eval
-# for map_cut, ndcg_cut, recall and P at each k.
+# The k of MTEB's retrieval scoring (mteb 2.26, `calculate_retrieval_scores` in
+# mteb/_evaluators/retrieval_metrics.py): it asks pytrec_eval for map_cut, ndcg_cut,
+# recall, P and success at each k.
 MTEB_K = "1,3,5,10,20,100,1000"
 MEASURE_SETS = {
     "5": {"ndcg_cut.10", "map", "recall.100", "P.10", "recip_rank"},
     "beir": {"ndcg_cut.1,3,5,10,100,1000", "map_cut.1,3,5,10,100,1000", "recall.1,3,5,10,100,1000"},
-    "mteb": {f"map_cut.{MTEB_K}", f"ndcg_cut.{MTEB_K}", f"recall.{MTEB_K}", f"P.{MTEB_K}"},
+    "mteb": {
+        f"map_cut.{MTEB_K}",
+        f"ndcg_cut.{MTEB_K}",
+        f"recall.{MTEB_K}",
+        f"P.{MTEB_K}",
+        f"success.{MTEB_K}",
+    },
     "all_trec": {"all_trec"},
 }
 # The 5 set in ranklens's names, for ranklens.evaluate.

@@ -5,35 +5,73 @@
 //! ## The dict path (`encode_mapping`): where the time goes
 //!
 //! `Run(dict)` of `{query: {doc: score}}` (BEIR, MTEB, pytrec_eval users) on
-//! 1M entries (10k queries x 100, ids of ~20 bytes; perf and the thread's CPU
-//! clock, a shared 2-core machine): ~60 ns of CPU an entry, against ~20 ns for
-//! a plain-Python loop that only iterates the same entries (85 ns with PyO3's
-//! dict iterator, which made a `Bound` per key and value: two reference
-//! counts up and down, and `is_instance_of` through the type objects).  Of
-//! what is left, under the GIL (~35 ns an entry):
+//! 1M entries (10k queries x 100, ids of ~20 bytes, 10% of rows tied; the
+//! stable-ABI build with LTO on CPython 3.11, one thread, perf with DWARF call
+//! graphs and the process's CPU clock, a shared 2-core machine under a load
+//! average of 5-10, 2026-11-25): ~40 ns of CPU an entry, against ~20 ns for a
+//! plain-Python loop that only iterates the same entries (85 ns with PyO3's
+//! dict iterator, which made a `Bound` per key and value: two reference counts
+//! up and down, and `is_instance_of` through the type objects).  Of the 40 ns,
+//! under the GIL (~64%, ~26 ns):
 //!
-//! * `PyDict_Next` ~1/3: almost all of it one load, the key's cached hash,
-//!   the first touch of the `str` object (a cache miss); nothing can avoid it:
-//!   the key's bytes are read next to it;
-//! * the row itself ~1/4 (`Builder::row`: the copy of the id into the arena, a
-//!   `memcpy` call, and three pushes);
-//! * the first write of the arrays ~1/5 (page faults; with 4 KiB pages they were
-//!   half the walk on a loaded machine: see `advise_huge` in `core::encode`);
-//! * the type checks and value reads ~1/10: exact `str` / `float` / `int` are
-//!   checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`;
-//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy).
+//! * `PyDict_Next` ~28% of the whole: almost all of it one load, the key's
+//!   cached hash, the first touch of the `str` object (a cache miss); nothing
+//!   can avoid it: the key's bytes are read next to it;
+//! * the row itself ~21% (`Builder::row`: the copy of the id into the arena, a
+//!   `memcpy` call, three pushes);
+//! * the loop, type checks and value reads ~15%: exact `str` / `float` / `int`
+//!   are checked by type pointer and read from the object (`PyFloat_AS_DOUBLE`,
+//!   a call to `PyFloat_AsDouble` under the stable ABI, ~3%;
+//!   `PyUnicode_AsUTF8AndSize`, the UTF-8 cached in ASCII strings, no copy,
+//!   ~4%; also in the stable-ABI wheel on 3.9, through our own declaration of
+//!   it: see `bindings::utf8_raw`; copying each id there cost ~20 ns an entry);
+//! * the first write of the arrays, page faults, ~7% over both phases (with
+//!   4 KiB pages they were half the walk on a loaded machine: see
+//!   `advise_huge` in `core::encode`).
 //!
-//! Then `Builder::finish`, GIL released, one task a query on the pool (~25 ns
-//! an entry of CPU): grouping by query (one block copy when the dict's query
-//! order is not byte order), the ranking check (rows already in ranking order
-//! are not sorted; tied runs compare document ids, `memcmp`), input positions.
-//! The duplicate check is skipped when every key was an exact `str` of a dict.
+//! Then `Builder::finish`, GIL released, one task a query on the pool (~32%,
+//! ~13 ns): grouping by query (one block copy when the dict's query order is
+//! not byte order), the ranking check (rows already in ranking order are not
+//! sorted), input positions.  A third of it (~11% of the whole) is comparing
+//! the document ids of tied rows (`memcmp`): their bytes, written long before,
+//! are cache misses by then.  The duplicate check is skipped when every key
+//! was an exact `str` of a dict.
 //!
-//! Tried and dropped: taking 256 entries at a time (`PyDict_Next` only, each
-//! value prefetched), then writing their rows: no faster (42 against 37 ms of
-//! CPU for 1M entries): objects built in order lie in order in memory, and the
-//! hardware prefetcher already follows them.
+//! Tried and dropped (each measured against the same build without it,
+//! alternating runs):
+//!
+//! * taking 256 entries at a time (`PyDict_Next` only, each value prefetched),
+//!   then writing their rows: no faster (42 against 37 ms of CPU for 1M
+//!   entries): objects built in order lie in order in memory, and the hardware
+//!   prefetcher already follows them;
+//! * noting in `Builder::row`, while both ids are in cache, how a row compares
+//!   with a tied row before it (a byte a row), so that `rank` swaps or keeps a
+//!   tied pair without reading the bytes again: `finish`'s `memcmp` fell from
+//!   ~7% to ~2% of the samples, but `row` grew by as much (the compare of the
+//!   previous value, the extra push): no net gain (medians of 39.1 against
+//!   39.3 ns an entry);
+//! * a flag a block, "rows came in ranking order", to skip `rank`'s check:
+//!   with tied rows in file order (half of the pairs reversed), most queries
+//!   still needed their ties sorted: no measurable gain.
+//!
+//! Not tried: reading a compact ASCII `str`'s bytes and a `float`'s value from
+//! the object layout under the stable ABI (~7% together); the layout is not
+//! part of the stable ABI, and a wheel must load on later CPythons.
+//!
+//! Against the targets (#15): `Run(dict)` at ~40 ns is above 35, and
+//! what is left is mostly `PyDict_Next`'s cache misses and the id copy, which
+//! any encoder that keeps the ids must pay.  The pytrec_eval drop-in's 5
+//! measure call on the same data (~91 ms of CPU, one thread, a build for
+//! CPython 3.11 without LTO) spends ~46% in
+//! `Run(dict)`, ~27% in the evaluation itself (`core::eval::score_query`,
+//! which joins each query's rows to its judgments by hashing document ids),
+//! ~6% building the `{query: {measure: value}}` dicts (`nested_dict`: a copy
+//! of the previous query's dict, then `PyDict_SetItem` per value, whose key
+//! lookup is most of it) and ~13% in `__init__` (half of it encoding the
+//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.
 
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+use super::utf8_raw;
 use super::{
     is_id, non_contiguous, num_rows, row_items, str_utf8, to_arrays, to_py, EncodedArrays,
 };
@@ -107,11 +145,15 @@ pub(super) fn items<'py>(
 /// valid only while no Python code runs (that code could change the dict and
 /// free the entry): callers take owned references (`Bound::from_borrowed_ptr`)
 /// before anything that may call into Python.  A change of size between two
-/// steps is CPython's own `RuntimeError` (PyO3's dict iterator panics there).
+/// steps is CPython's own `RuntimeError` (PyO3's dict iterator panics there):
+/// checked after a step where Python code may have run ([`DictWalk::ran_python`]),
+/// the only way the dict can change while it is walked with the GIL held.
 struct DictWalk<'a, 'py> {
     dict: &'a Bound<'py, PyDict>,
     pos: ffi::Py_ssize_t,
     len: ffi::Py_ssize_t,
+    /// Python code may have run since the last size check.
+    dirty: bool,
 }
 
 type Entry = (*mut ffi::PyObject, *mut ffi::PyObject);
@@ -120,15 +162,31 @@ impl<'a, 'py> DictWalk<'a, 'py> {
     fn new(dict: &'a Bound<'py, PyDict>) -> Self {
         // SAFETY: a dict, and the GIL is held (`Bound`).
         let len = unsafe { ffi::PyDict_Size(dict.as_ptr()) };
-        DictWalk { dict, pos: 0, len }
+        DictWalk {
+            dict,
+            pos: 0,
+            len,
+            dirty: true,
+        }
     }
 
-    /// The next entry; `whose` names the dict in the error.
+    /// Python code may have run since the last step (a conversion, a check
+    /// calling `__eq__` or `__float__`): the next step checks the size.
+    fn ran_python(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The next entry; `whose` names the dict in the error.  The size is
+    /// checked only after [`DictWalk::ran_python`] (a call to `PyDict_Size` a
+    /// step was ~2% of `Run(dict)`): without Python code nothing changes it.
     fn next(&mut self, whose: impl FnOnce() -> String) -> PyResult<Option<Entry>> {
         let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: as in `new`; `PyDict_Next` bounds-checks `pos` against the
         // dict as it is now, whatever happened to it since the last step.
         let more = unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.pos, &mut k, &mut v) };
+        if !std::mem::take(&mut self.dirty) {
+            return Ok((more != 0).then_some((k, v)));
+        }
         if unsafe { ffi::PyDict_Size(self.dict.as_ptr()) } != self.len {
             return Err(PyRuntimeError::new_err(format!(
                 "dictionary changed size during iteration ({})",
@@ -147,8 +205,9 @@ impl<'a, 'py> DictWalk<'a, 'py> {
 ///
 /// Under the stable ABI the value is read through `PyFloat_AsDouble` (the
 /// `PyFloat_AS_DOUBLE` macro reads the object's layout, which the limited API
-/// hides); before 3.10 the key's UTF-8 comes as a new `bytes` object, copied
-/// into `scratch` (the limited API of 3.9 cannot lend it).
+/// hides).  The key's UTF-8 is borrowed ([`utf8_raw`]), but in a stable-ABI
+/// build for Windows before 3.10, where it comes as a new `bytes` object,
+/// copied into `scratch`.
 ///
 /// # Safety
 /// The GIL is held (on a free-threaded build: inside the dict's critical
@@ -178,21 +237,12 @@ unsafe fn plain_entry(
     } else {
         return None;
     };
-    #[cfg(any(Py_3_10, not(Py_LIMITED_API)))]
+    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
     {
         let _ = scratch;
-        let mut size: ffi::Py_ssize_t = 0;
-        let data = ffi::PyUnicode_AsUTF8AndSize(k, &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        Some((
-            std::slice::from_raw_parts(data.cast::<u8>(), size as usize),
-            value,
-        ))
+        utf8_raw(k).map(|doc| (doc, value))
     }
-    #[cfg(not(any(Py_3_10, not(Py_LIMITED_API))))]
+    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
     {
         let bytes = ffi::PyUnicode_AsUTF8String(k);
         if bytes.is_null() {
@@ -334,6 +384,7 @@ impl<'py> MappingEncoder<'py> {
                 )
             };
             self.entry(q, qid, &dobj, &vobj)?;
+            walk.ran_python();
         }
         Ok(())
     }
@@ -441,6 +492,7 @@ pub(super) fn encode_mapping<'py>(
                 )
             };
             enc.query(&qobj, &inner)?;
+            walk.ran_python();
             let n = enc.b.len();
             if !bytes_reserved && n > 0 {
                 // Document id bytes for the other rows, guessed from the first.

@@ -168,9 +168,49 @@ fn is_id(obj: &Bound<'_, PyAny>) -> bool {
         || (obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>())
 }
 
-/// A `str`'s UTF-8 text: borrowed from the object where the API allows (a
-/// copy under the stable ABI before 3.10, whose limited API has no call that
-/// lends it: `PyUnicode_AsUTF8AndSize` joined it in 3.10).  A `str` that has no
+// `PyUnicode_AsUTF8AndSize` for the stable-ABI wheel on 3.9 (see `utf8_raw`):
+// the same declaration as CPython's, which PyO3 leaves out of the 3.9 limited API.
+#[cfg(all(Py_LIMITED_API, not(Py_3_10), unix))]
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
+}
+#[cfg(any(not(Py_LIMITED_API), Py_3_10))]
+use pyo3::ffi::PyUnicode_AsUTF8AndSize;
+
+/// A `str` object's UTF-8 bytes, borrowed from the object (CPython keeps them
+/// in the object: an ASCII string's own data, else a UTF-8 copy made once and
+/// cached); `None` (the exception cleared) for a `str` with no UTF-8 form (a
+/// lone surrogate).
+///
+/// Why also under the stable ABI of 3.9: `PyUnicode_AsUTF8AndSize` joined the
+/// limited API only in 3.10, but every CPython since 3.3 exports it with this
+/// signature, and on Linux and macOS an extension's symbols are resolved in the
+/// running interpreter; so the one `cp39-abi3` wheel borrows on every version
+/// instead of copying each id (`Run(dict)` of 1M entries on CPython 3.9: 51
+/// ns an entry against 70 with the copy; README, "Wheels and platforms").  Not
+/// on Windows: an abi3 module links against `python3.dll`, which
+/// on 3.9 does not export it; there the stable-ABI build copies
+/// ([`str_utf8`], `plain_entry` in `encode`).
+///
+/// # Safety
+/// The GIL is held (on a free-threaded build: the object is not being
+/// mutated) and `s` is a live `str`; the slice is used only while `s` lives.
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+unsafe fn utf8_raw<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
+    let mut size: pyo3::ffi::Py_ssize_t = 0;
+    let data = PyUnicode_AsUTF8AndSize(s, &mut size);
+    if data.is_null() {
+        pyo3::ffi::PyErr_Clear();
+        return None;
+    }
+    Some(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
+}
+
+/// A `str`'s UTF-8 text: borrowed from the object (see [`utf8_raw`]; a copy
+/// only in a stable-ABI build for Windows before 3.10).  A `str` that has no
 /// UTF-8 form (a lone surrogate, e.g. from `os.fsdecode` of bytes that are not
 /// UTF-8) is the input error naming `what()` and the value, not Python's bare
 /// `UnicodeEncodeError`.  Every id and passage read from Python goes through
@@ -179,19 +219,29 @@ fn str_utf8<'a>(
     s: &'a Bound<'_, PyString>,
     what: impl FnOnce() -> String,
 ) -> PyResult<std::borrow::Cow<'a, str>> {
-    s.to_cow().map_err(|_| {
-        let shown = s
-            .repr()
-            .map(|r| r.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        to_py(
-            s.py(),
-            Error::InvalidInput(format!(
-                "{} {shown} is not valid Unicode text (it holds a lone surrogate)",
-                what()
-            )),
-        )
-    })
+    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+    let text: Option<&'a str> =
+        // SAFETY: the GIL is held (`Bound`), `s` is a `str` that outlives 'a,
+        // and CPython's UTF-8 is valid UTF-8.
+        unsafe { utf8_raw(s.as_ptr()).map(|b| std::str::from_utf8_unchecked(b)) };
+    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
+    let text: Option<std::borrow::Cow<'a, str>> = s.to_cow().ok();
+    match text {
+        Some(text) => Ok(text.into()),
+        None => {
+            let shown = s
+                .repr()
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Err(to_py(
+                s.py(),
+                Error::InvalidInput(format!(
+                    "{} {shown} is not valid Unicode text (it holds a lone surrogate)",
+                    what()
+                )),
+            ))
+        }
+    }
 }
 
 /// The number of rows of a column (an error naming the column otherwise).

@@ -954,6 +954,25 @@ mod tests {
                     r("b", "w", 5.0),
                 ],
             );
+            // Rows already in ranking order (`rank` checks and leaves them;
+            // ties by document id descending, "ab" > "a"), and near misses: a
+            // tie in the wrong order, a score rising, a query in two blocks.
+            check_against_reference(
+                kind,
+                &[
+                    r("a", "z", 2.0),
+                    r("a", "ab", 2.0),
+                    r("a", "a", 2.0),
+                    r("a", "x", 1.0),
+                    r("b", "a", 1.0),
+                    r("b", "ab", 1.0),
+                    r("c", "x", 1.0),
+                    r("c", "y", 3.0),
+                    r("d", "y", 3.0),
+                    r("e", "x", 1.0),
+                    r("d", "x", 2.0),
+                ],
+            );
             // Queries out of byte order ("10" < "9"), and interleaved blocks.
             check_against_reference(
                 kind,
@@ -1026,7 +1045,21 @@ mod tests {
                 .filter(|&(q, d, _)| seen.insert((q, d)))
                 .map(|(q, d, v)| (format!("{}", [9, 10, 2, 100][q as usize]), format!("d{d}"), v as f64 - 1.0))
                 .collect();
-            check_against_reference(if qrels { Kind::Qrels } else { Kind::Run }, &rows);
+            let kind = if qrels { Kind::Qrels } else { Kind::Run };
+            check_against_reference(kind, &rows);
+            // The same rows in ranking order within each query (`rank`'s
+            // check, no sort), and with one query's rows moved last.
+            let mut ranked = rows.clone();
+            ranked.sort_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then(b.2.total_cmp(&a.2))
+                    .then(b.1.as_bytes().cmp(a.1.as_bytes()))
+            });
+            check_against_reference(kind, &ranked);
+            if let Some(first) = ranked.first().map(|r| r.0.clone()) {
+                ranked.sort_by_key(|r| r.0 == first);
+                check_against_reference(kind, &ranked);
+            }
         }
     }
 }
