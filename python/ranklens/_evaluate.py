@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_empty, check_level, check_max_docs, check_threads, check_ties
+from ranklens._checks import (
+    check_empty,
+    check_level,
+    check_max_docs,
+    check_miss,
+    check_threads,
+    check_ties,
+)
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
@@ -30,6 +37,7 @@ def evaluate(
     max_docs: int | None = None,
     ties: str = "trec",
     empty: str = "zero",
+    miss: str | None = "k+1",
     _warn_levels: bool = True,
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
@@ -57,6 +65,11 @@ def evaluate(
     ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``
     (NaN for every metric, so aggregates are NaN) or ``"skip"`` (NaN, left out
     of the aggregates, listed in ``res.skipped_queries``).
+    ``miss``: ``first_rel_rank`` (alias ``mean_rank``) of a query with no
+    relevant document in the top k: ``"k+1"`` (default: k + 1, or the ranking's
+    length + 1 without a cutoff) or ``None`` (NaN, as Axion's
+    ``rank_of_first_relevant``; the aggregate is then the mean over the queries
+    with a hit).  ``None`` with ``ties="expected"`` is an error.
     Groups are formed after ``judged_only`` drops documents; a group straddling the
     ``max_docs`` cut is shuffled whole, then cut (which members are scored is random
     too).  Grouped qrels: an error if two documents of one group tie before the
@@ -69,6 +82,7 @@ def evaluate(
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     check_ties(ties)
+    miss_nan = check_miss(miss)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:
@@ -78,7 +92,15 @@ def evaluate(
     if backend == "rust":
         specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
         values, run_index, run_only = _ranklens.evaluate(
-            q.arrays, r.arrays, specs, level, nthreads, bool(judged_only), max_docs, ties
+            q.arrays,
+            r.arrays,
+            specs,
+            level,
+            nthreads,
+            bool(judged_only),
+            max_docs,
+            ties,
+            miss_nan,
         )
         qids = q.query_ids
         missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
@@ -99,6 +121,7 @@ def evaluate(
             max_docs=max_docs,
             ties=ties,
             groups=groups,
+            miss_nan=miss_nan,
         )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)
@@ -109,15 +132,24 @@ def evaluate(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
+    misses = frozenset(m.name for m in ms if m.family == "first_rel_rank" and miss_nan)
     if empty == "zero":
-        return Results(ms, qids, values, missing, ignored, level)
+        return Results(ms, qids, values, missing, ignored, level, nan_is_miss=misses)
     rows = _empty_rows(q, r)
     if len(rows):
         values = values.copy()
         values[rows] = np.nan
     skipped = [qids[i] for i in rows] if empty == "skip" else []
     return Results(
-        ms, qids, values, missing, ignored, level, skipped, rows if empty == "skip" else None
+        ms,
+        qids,
+        values,
+        missing,
+        ignored,
+        level,
+        skipped,
+        rows if empty == "skip" else None,
+        nan_is_miss=misses,
     )
 
 

@@ -320,6 +320,15 @@ struct MatchScratch {
     seen: IdTable,
     /// Rank (in the kept list) of each retrieved id, by input position.
     rank_of: Vec<usize>,
+    /// With `judged_only`, `max_docs` or `ties` (`eval::score_rows`): the
+    /// ground truth as judged entries (label, group), and the kept retrieved
+    /// rows in trec order: score, input position, judged entry.
+    jlabels: Vec<f64>,
+    jgroups: Vec<u32>,
+    kscores: Vec<f64>,
+    kpos: Vec<u32>,
+    found: Vec<Option<usize>>,
+    rank: eval::RankScratch,
 }
 
 /// A small open-addressing set of a row's ids (positions into a slice of
@@ -384,6 +393,12 @@ struct Setup {
     miss_nan: bool,
     first: bool,
     empty_nan: bool,
+    /// `judged_only`, `max_docs`, `ties` (and the level and `miss_nan` again)
+    /// as `evaluate` reads them.
+    opts: eval::Options,
+    /// Some option above differs from the default: rows go through
+    /// `eval::score_rows` (what `evaluate` runs), not `core::rows`.
+    general: bool,
 }
 
 /// Score row `r` of `f` into `out`.
@@ -443,6 +458,11 @@ fn score_row(
                 .then_with(|| f.id(ret[b]).cmp(f.id(ret[a])))
         });
     }
+    if setup.general {
+        s.kscores.clear();
+        s.kpos.clear();
+        s.found.clear();
+    }
     s.ranked.clear();
     s.seen.reset(ret.len());
     s.rank_of.clear();
@@ -463,8 +483,46 @@ fn score_row(
             )));
         }
         s.rank_of[i] = rank;
-        let g = s.truth.probe(f, id, 0, false, |p| gt[p].0).map(|j| gt[j].1);
-        s.ranked.push(g.unwrap_or(NO_GROUP));
+        let j = s.truth.probe(f, id, 0, false, |p| gt[p].0);
+        if setup.general {
+            // A list is ranked as given: strictly decreasing scores.
+            let score = if span.scored {
+                f.scores[span.ret.0 + i]
+            } else {
+                (ret.len() - rank) as f64
+            };
+            s.kscores.push(score);
+            s.kpos.push(i as u32);
+            s.found.push(j);
+            continue;
+        }
+        s.ranked.push(j.map_or(NO_GROUP, |j| gt[j].1));
+    }
+    if setup.general {
+        s.jlabels.clear();
+        s.jgroups.clear();
+        for &(_, g) in gt {
+            s.jlabels
+                .push(labels.get(g as usize).copied().unwrap_or(f64::NAN));
+            s.jgroups.push(g);
+        }
+        let found = &s.found;
+        let ranking = eval::Ranking {
+            scores: &s.kscores,
+            pos: &s.kpos,
+            find: |i: usize| found.get(i).copied().flatten(),
+        };
+        let name = || row.map_or("the sample".to_string(), |r| format!("row {r}"));
+        return eval::score_rows(
+            &mut s.rank,
+            &s.jlabels,
+            &s.jgroups,
+            ranking,
+            &name,
+            specs,
+            &setup.opts,
+            out,
+        );
     }
     let sample = Sample {
         group_labels: labels,
@@ -556,7 +614,7 @@ impl RowScorer {
     /// `warn_text`: see the struct.
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (metrics, names, result_type, level, miss_nan, duplicates_first, empty_nan, warn_level, warning, warn_text))]
+    #[pyo3(signature = (metrics, names, result_type, level, miss_nan, duplicates_first, empty_nan, warn_level, warning, warn_text, judged_only = false, max_docs = None, ties = "trec"))]
     fn new(
         py: Python<'_>,
         metrics: Vec<MetricArg>,
@@ -569,9 +627,15 @@ impl RowScorer {
         warn_level: f64,
         warning: Py<PyAny>,
         warn_text: String,
+        judged_only: bool,
+        max_docs: Option<usize>,
+        ties: &str,
     ) -> PyResult<Self> {
-        let (opts, specs) = super::evaluate::eval_setup(&metrics, level, false, None, "trec")
-            .map_err(|e| to_py(py, e))?;
+        let (mut opts, specs) =
+            super::evaluate::eval_setup(&metrics, level, judged_only, max_docs, ties)
+                .map_err(|e| to_py(py, e))?;
+        opts.miss_nan = miss_nan;
+        let general = judged_only || max_docs.is_some() || opts.ties != eval::Ties::Trec;
         eval::check(&specs, &opts).map_err(|e| to_py(py, e))?;
         if names.len() != specs.len() {
             return Err(bad(py, "internal: one name per metric".into()));
@@ -586,6 +650,8 @@ impl RowScorer {
                 miss_nan,
                 first: duplicates_first,
                 empty_nan,
+                opts,
+                general,
             },
             names,
             result_type,
