@@ -562,3 +562,32 @@ def test_err_gmax_is_the_largest_label_of_the_input():
     # R(2) = 3/8; err@2 = 1/8 + (7/8) * (3/8) / 2 = 0.125 + 0.1640625 = 0.2890625.
     out = ranklens.score_batch([["a", "b"], ["c"]], [{"a": 1, "b": 2}, {"c": 3}], "err@2")
     assert out["err@2"].tolist() == [0.2890625, 7 / 8]
+
+
+def test_ids_are_matched_by_value_not_identity():
+    # the Scorer compares the id objects: same object, else same hash and text
+    ret = ["".join(["d", str(i)]) for i in range(5)]
+    rel = ["".join(["d", str(i)]) for i in (3, 1)]
+    assert not any(a is b for a in ret for b in rel)
+    want = {"mrr": 0.5, "num_rel_ret": 2.0}
+    assert ranklens.score(ret, rel, ["mrr", "num_rel_ret"]) == want
+
+    # an int is its decimal string; a str subclass is its plain text
+    class Id(str):
+        def __eq__(self, other):  # never called: the text is compared
+            raise AssertionError
+
+        __hash__ = str.__hash__
+
+    assert ranklens.score([7, Id("d1"), "d3"], ["7", "d3"], ["num_rel_ret", "mrr"]) == {
+        "num_rel_ret": 2.0,
+        "mrr": 1.0,
+    }
+    # x (label 2) ranked above 3 (label 1): the ideal order
+    assert ranklens.score({Id("x"): 2.0, 3: 1.0}, {"3": 1, "x": 2}, "ndcg") == {"ndcg": 1.0}
+    with pytest.raises(RanklensInputError, match=r'"7" is retrieved twice \(ranks 1 and 2\)'):
+        ranklens.score([7, "7"], ["7"], "mrr")
+    with pytest.raises(RanklensInputError, match="an empty document id"):
+        ranklens.score(["a", ""], ["a"], "mrr")
+    with pytest.raises(RanklensInputError, match="an empty document id"):
+        ranklens.score_batch([["a"]], [[["", "a"]]], "mrr")
