@@ -591,3 +591,19 @@ def test_ids_are_matched_by_value_not_identity():
         ranklens.score(["a", ""], ["a"], "mrr")
     with pytest.raises(RanklensInputError, match="an empty document id"):
         ranklens.score_batch([["a"]], [[["", "a"]]], "mrr")
+
+
+def test_python_code_run_while_reading_cannot_free_a_read_id():
+    # A score's __float__ empties the ground-truth list while the row is read:
+    # the ids already read stay alive (held), the values are those of the input.
+    relevant = ["".join(["a", "b"]), "".join(["c", "d"])]  # only the list holds them
+
+    class Score:
+        def __float__(self):
+            relevant.clear()
+            return 1.0
+
+    retrieved = {"".join(["a", "b"]): Score(), "x": 0.5}
+    got = ranklens.score(retrieved, relevant, ["mrr", "num_rel", "num_rel_ret"])
+    assert got == {"mrr": 1.0, "num_rel": 2.0, "num_rel_ret": 1.0}
+    assert relevant == []

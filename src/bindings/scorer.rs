@@ -29,8 +29,9 @@
 //! UTF-8 access and copies ~9%); the batch took 7.56 ms of CPU against the
 //! naive loop's 34.5 ms (4.6x; quick build).  Matching the objects while
 //! reading: 4.53 ms (7.5x); reading plain-`str` lists by borrowed pointer and
-//! a probe without a result enum: 3.94 ms (8.8x; the release build with LTO
-//! and the stable ABI, 3.49 ms, 9.6x).  What is left (callgrind, instructions
+//! a probe without a result enum: 3.94 ms (8.8x); the retrieved list read
+//! before the table is sized (no `len()` call): 3.32 ms.  The release build
+//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.  What is left (callgrind, instructions
 //! per row): ~2,400 reading and matching (a `PyObject_Hash` call and a probe
 //! per id: ~14 ids a row), ~1,900 scoring (`core::rows`: the running sums
 //! ~550, the six kernels ~470, the rest building the row's label vectors).
@@ -302,9 +303,12 @@ impl<'py> Reader<'py> {
     /// (nothing read) for any other cell, which the general path reads.
     ///
     /// Why this is sound: the ids stay alive as long as the list holds them,
-    /// and nothing can change the list until the row is matched: the GIL is
-    /// held and no Python code runs (hashing and comparing exact `str`s runs
-    /// none).  Not on free-threaded Python, where another thread could.
+    /// and the list cannot change while the GIL is held and no Python code
+    /// runs (hashing and comparing exact `str`s runs none).  The ground
+    /// truth's ids are then held (reading the retrieved side may run Python
+    /// code); the retrieved list is read just before its ids are matched,
+    /// which runs none.  Not on free-threaded Python, where another thread
+    /// could change a list at any time.
     fn borrowed_ids(&mut self, cell: &Bound<'py, PyAny>, row: Option<usize>) -> PyResult<bool> {
         #[cfg(not(Py_GIL_DISABLED))]
         {
@@ -313,6 +317,9 @@ impl<'py> Reader<'py> {
             }
             self.read.clear();
             let list = cell.as_ptr();
+            // SAFETY: an exact list.
+            self.read
+                .reserve(unsafe { ffi::PyList_Size(list) }.max(0) as usize);
             // SAFETY: `list` is an exact list; indices are in range; the items
             // are borrowed (see above) and only exact `str`s are used.
             unsafe {
@@ -410,7 +417,19 @@ impl<'py> Reader<'py> {
         };
         let mut empty = false;
         let first_label = m.labels.len();
-        if is_missing(relevant) {
+        if self.borrowed_ids(relevant, row)? {
+            // Plain ids: one group each.  Held: reading the retrieved side
+            // may run Python code (a score's `__float__`).
+            for key in &self.read {
+                // SAFETY: `key.obj` is alive (its list holds it).
+                self.hold
+                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
+            }
+            self.keys.extend_from_slice(&self.read);
+            let n = self.read.len() as u32;
+            m.groups.extend(0..n);
+            m.labels.resize(first_label + n as usize, 1.0);
+        } else if is_missing(relevant) {
             empty = true;
         } else if let Ok(d) = relevant.cast::<PyDict>() {
             for (k, v) in d.iter() {
@@ -419,13 +438,6 @@ impl<'py> Reader<'py> {
                 m.groups.push((m.labels.len() - first_label) as u32);
                 m.labels.push(label);
                 self.keys.push(key);
-            }
-        } else if self.borrowed_ids(relevant, row)? {
-            // Plain ids: one group each.
-            self.keys.extend_from_slice(&self.read);
-            for i in 0..self.read.len() {
-                m.groups.push(i as u32);
-                m.labels.push(1.0);
             }
         } else {
             let what = "the ground truth (a list of ids or groups, a dict id -> label, or None)";
@@ -456,8 +468,12 @@ impl<'py> Reader<'py> {
         empty |= span.labels.0 == span.labels.1;
         let ngt = self.keys.len();
 
-        // Ground truth: an id in two groups (or twice in one) is an error.
-        let hint = if is_missing(retrieved) {
+        // The common retrieved cell is read here, before the table is sized;
+        // from here to its matching, no Python code runs.
+        let borrowed = self.borrowed_ids(retrieved, row)?;
+        let hint = if borrowed {
+            self.read.len()
+        } else if is_missing(retrieved) {
             0
         } else {
             retrieved.len().unwrap_or(0)
@@ -469,6 +485,7 @@ impl<'py> Reader<'py> {
             ));
         }
         self.reset_table(ngt + hint);
+        // Ground truth: an id in two groups (or twice in one) is an error.
         let groups = &m.groups[span.groups.0..];
         for i in 0..ngt {
             if let Some(j) = self.insert_truth(i)? {
@@ -489,7 +506,13 @@ impl<'py> Reader<'py> {
             }
         }
 
-        if is_missing(retrieved) {
+        if borrowed {
+            for rank in 0..self.read.len() {
+                let key = self.read[rank];
+                let score = (hint - rank) as f64;
+                self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
+            }
+        } else if is_missing(retrieved) {
             empty = true;
         } else if let Ok(d) = retrieved.cast::<PyDict>() {
             // Ranked by score descending, ties by id descending (code point
@@ -516,12 +539,6 @@ impl<'py> Reader<'py> {
                 });
             self.scored = scored;
             out?;
-        } else if self.borrowed_ids(retrieved, row)? {
-            for rank in 0..self.read.len() {
-                let key = self.read[rank];
-                let score = (hint.max(rank + 1) - rank) as f64;
-                self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
-            }
         } else {
             let what = "the retrieved list (a list of ids, a dict id -> score, or None)";
             let mut rank = 0usize;
