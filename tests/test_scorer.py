@@ -276,6 +276,8 @@ def test_scorer_expected_ties_match_the_reference(options):
     # two members of one group tied before the group is satisfied: no defined order
     with pytest.raises(RanklensInputError, match=r"row 0: ties='expected' is not defined"):
         Scorer("mrr", ties="expected").batch([{"a": 1.0, "b": 1.0}], [[["a", "b"]]])
+    with pytest.raises(RanklensInputError, match=r"the sample: ties='expected' is not defined"):
+        Scorer("mrr", ties="expected")({"a": 1.0, "b": 1.0}, [["a", "b"]])
     with pytest.raises(ranklens.UnknownMetricError, match="not available for err"):
         Scorer("err@5", ties="expected")
 
