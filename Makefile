@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: venv wheel install lint fmt test test-rust test-python smoke bench clean
+.PHONY: venv wheel install docs docs-build lint fmt test test-rust test-python smoke bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,18 +17,29 @@ wheel: venv
 	rm -f dist/ranklens-*.whl
 	$(PY) -m maturin build --release --out dist
 
-# That wheel installed with the test dependencies.
+# That wheel installed with the test and documentation dependencies.
 install: wheel
 	$(PY) -m pip install --force-reinstall --no-deps dist/ranklens-*.whl
-	$(PY) -m pip install "$$(ls dist/ranklens-*.whl)[test]"
+	$(PY) -m pip install "$$(ls dist/ranklens-*.whl)[test,docs]"
+
+# The documentation site into site/ (mkdocs.yml; `$(VENV)/bin/mkdocs serve` serves it
+# while editing).  --strict: a broken link or a docstring mkdocstrings cannot render
+# fails the build (not with --quiet, which hides the warnings --strict counts).
+docs: install docs-build
+
+docs-build:
+	@if $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+		echo NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict; \
+		NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict; \
+	else echo 'mkdocs build skipped: the docs extra needs Python >= 3.11'; fi
 
 fmt:
 	cargo fmt
 	$(VENV)/bin/ruff format python tests benches scripts
 	$(VENV)/bin/ruff check --fix python tests benches scripts
 
-# Formatting, clippy, ruff, the import layers, and the native module's stub against
-# the built module (which needs the wheel installed).
+# Formatting, clippy, ruff, the import layers, the native module's stub against
+# the built module (which needs the wheel installed), and the documentation site.
 lint: install
 	cargo fmt --check
 	cargo clippy --all-targets --all-features -- -D warnings
@@ -36,6 +47,7 @@ lint: install
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(PY) scripts/check_layers.py
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest ranklens._ranklens
+	@$(MAKE) --no-print-directory docs-build
 
 test-rust:
 	cargo test
@@ -60,4 +72,4 @@ bench: install
 	cargo bench --bench kernels -- --quick
 
 clean:
-	rm -rf $(VENV) target dist
+	rm -rf $(VENV) target dist site

@@ -474,7 +474,7 @@ def test_unsupported_measures_fall_through(installed):
         nDCG(gains={-1: 2}),
         P(rel=-1) @ 5,
         ir_measures.RBP,
-        ir_measures.alpha_nDCG @ 10,
+        ir_measures.alpha_nDCG,  # no cutoff: pyndeval needs one
     ],
 )
 def test_unsupported(measure):
@@ -494,3 +494,68 @@ def test_entry_point_declared():
         entry_points = tomllib.load(f)["project"]["entry-points"]["ir_measures.provider"]
     module, _, attr = entry_points["ranklens"].partition(":")
     assert module == rl.__name__ and getattr(rl, attr) is rl.RanklensProvider
+
+
+# -- intent-aware measures: the same values as ir_measures' pyndeval provider ------
+
+
+def _diversity_case(seed):
+    import random
+
+    from ir_measures.util import GenericQrel, ScoredDoc
+
+    rnd = random.Random(seed)
+    qrels, run = [], []
+    for q in ["1", "2", "3"]:
+        docs = [f"d{i}" for i in range(rnd.randint(1, 9))]
+        for d in docs:
+            for s in rnd.sample("abcd", rnd.randint(1, 3)):
+                qrels.append(GenericQrel(q, d, rnd.choice([0, 1, 1, 2]), s))
+        if q != "3" or rnd.random() < 0.5:
+            ranked = rnd.sample([*docs, "u1", "u2"], rnd.randint(0, len(docs) + 2))
+            run += [ScoredDoc(q, d, float(len(ranked) - i)) for i, d in enumerate(ranked)]
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_diversity_equals_the_pyndeval_provider(seed):
+    pytest.importorskip("pyndeval")
+    qrels, run = _diversity_case(seed)
+    measures = [
+        ir_measures.alpha_nDCG @ 10,
+        ir_measures.alpha_nDCG(alpha=0.25) @ 5,
+        ir_measures.alpha_DCG @ 3,
+        ir_measures.ERR_IA @ 20,
+        ir_measures.nERR_IA @ 5,
+        ir_measures.NRBP(beta=0.75),
+        ir_measures.nNRBP,
+        ir_measures.AP_IA(rel=2),
+        ir_measures.P_IA @ 5,
+        ir_measures.StRecall @ 2,
+    ]
+    ours = rl.RanklensProvider()
+    theirs = ir_measures.providers.registry["pyndeval"]
+    assert all(ours.supports(m) for m in measures)
+    got = {(r.query_id, str(r.measure)): r.value for r in ours.iter_calc(measures, qrels, run)}
+    # One measure a call: ir_measures' pyndeval provider hands the run iterator to the
+    # first of its pyndeval invocations (one per rel, alpha, beta, judged_only) only,
+    # so the others come out as DEFAULT (0).
+    want = {
+        (r.query_id, str(r.measure)): r.value
+        for m in measures
+        for r in theirs.iter_calc([m], qrels, run)
+    }
+    for key, value in want.items():
+        if math.isnan(value):  # nNRBP with no relevant subtopic: pyndeval's 0/0
+            value = 0.0
+        assert got[key] == pytest.approx(value, abs=1e-9), key
+    # Queries pyndeval skips (missing from the run) get DEFAULT from ranklens.
+    assert all(got[k] == 0.0 for k in set(got) - set(want))
+    # judged_only: ir_measures' pyndeval provider fails on it (it indexes its run
+    # iterator as a dict); pyndeval on the run without unjudged documents instead.
+    judged = {(q.query_id, q.doc_id) for q in qrels}
+    kept = [r for r in run if (r.query_id, r.doc_id) in judged]
+    m = ir_measures.nERR_IA @ 5
+    mine = {r.query_id: r.value for r in ours.iter_calc([m(judged_only=True)], qrels, run)}
+    for r in theirs.iter_calc([m], qrels, kept):
+        assert mine[r.query_id] == pytest.approx(r.value, abs=1e-9), r.query_id

@@ -14,8 +14,8 @@ from ranklens._names import FAMILIES, parse_metrics
 from ranklens.errors import RanklensInputError
 
 ALL = parse_metrics(
-    [f for f, fam in FAMILIES.items() if fam.cutoff != "required"]
-    + [f"{f}@3" for f, fam in FAMILIES.items() if fam.cutoff != "none"]
+    [f for f, fam in FAMILIES.items() if fam.cutoff != "required" and not fam.subtopics]
+    + [f"{f}@3" for f, fam in FAMILIES.items() if fam.cutoff != "none" and not fam.subtopics]
 )
 
 

@@ -70,6 +70,10 @@ def evaluate(
     length + 1 without a cutoff) or ``None`` (NaN, as Axion's
     ``rank_of_first_relevant``; the aggregate is then the mean over the queries
     with a hit).  ``None`` with ``ties="expected"`` is an error.
+    The diversity metrics (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...) need
+    subtopic judgments: qrels from ``Qrels.from_subtopics``,
+    ``Qrels.from_trec(path, subtopics=True)`` or ``Qrels.from_groups`` (a group is
+    a subtopic).
     Groups are formed after ``judged_only`` drops documents; a group straddling the
     ``max_docs`` cut is shuffled whole, then cut (which members are scored is random
     too).  Grouped qrels: an error if two documents of one group tie before the
@@ -100,6 +104,7 @@ def evaluate(
             bool(judged_only),
             max_docs,
             ties,
+            q._subtopics,
             miss_nan,
         )
         qids = q.query_ids
@@ -112,6 +117,7 @@ def evaluate(
         qd = qrels if isinstance(qrels, Mapping) else q.to_dict()
         rd = _run_mapping(run) if isinstance(run, Mapping) else r.to_dict()
         groups = q.groups() if q.grouped else None  # grouped ground truth (RAG)
+        subtopics = q.subtopics() if q.has_subtopics else None  # diversity qrels
         per = evaluate_reference(
             qd,
             rd,
@@ -121,6 +127,7 @@ def evaluate(
             max_docs=max_docs,
             ties=ties,
             groups=groups,
+            subtopics=subtopics,
             miss_nan=miss_nan,
         )
         qids = q.query_ids

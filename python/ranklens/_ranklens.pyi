@@ -57,6 +57,8 @@ def evaluate(
     judged_only: bool = False,
     max_docs: int | None = None,
     ties: str = "trec",
+    subtopics: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.float64]]
+    | None = None,
     miss_nan: bool = False,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...

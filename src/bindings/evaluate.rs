@@ -5,7 +5,7 @@ use super::interruptible;
 use super::{non_contiguous, to_py, SideArrays};
 use crate::core::cancel::Cancel;
 use crate::core::error::Error;
-use crate::core::eval::{self, Side};
+use crate::core::eval::{self, Side, SubtopicRows};
 use crate::core::metrics::MetricSpec;
 use crate::core::vocab::Vocab;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
@@ -23,6 +23,14 @@ pub(super) fn side<'a>(a: &'a SideArrays<'_>) -> PyResult<Result<Side<'a>, Error
     let extra = a.7.as_slice().map_err(sl)?;
     Ok(qv.and_then(|qv| dv.and_then(|dv| Side::new(qv, dv, offsets, doc_ids, values, extra))))
 }
+
+/// Subtopic judgments of the qrels rows (`eval::SubtopicRows`): offsets per
+/// row, subtopic indices, labels.
+pub(super) type SubtopicArrays<'py> = (
+    numpy::PyReadonlyArray1<'py, i64>,
+    numpy::PyReadonlyArray1<'py, u32>,
+    numpy::PyReadonlyArray1<'py, f64>,
+);
 
 /// A metric as the Python layer passes it: (family, cutoff, own relevance
 /// level, named parameters).
@@ -66,7 +74,7 @@ pub(super) type EvalArrays<'py> = (
 // The arguments mirror the Python keyword arguments one to one.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", miss_nan = false))]
+#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", subtopics = None, miss_nan = false))]
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
@@ -77,6 +85,7 @@ pub(super) fn evaluate<'py>(
     judged_only: bool,
     max_docs: Option<usize>,
     ties: &str,
+    subtopics: Option<SubtopicArrays<'py>>,
     miss_nan: bool,
 ) -> PyResult<EvalArrays<'py>> {
     let err = |e: Error| to_py(py, e);
@@ -84,6 +93,16 @@ pub(super) fn evaluate<'py>(
         eval_setup(&metrics, relevance_level, judged_only, max_docs, ties).map_err(err)?;
     opts.miss_nan = miss_nan;
     let q = side(&qrels)?.map_err(err)?;
+    let q = match &subtopics {
+        None => q,
+        Some((o, i, l)) => q
+            .with_subtopics(SubtopicRows {
+                offsets: o.as_slice().map_err(non_contiguous)?,
+                ids: i.as_slice().map_err(non_contiguous)?,
+                labels: l.as_slice().map_err(non_contiguous)?,
+            })
+            .map_err(err)?,
+    };
     let r = side(&run)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();

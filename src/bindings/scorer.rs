@@ -697,6 +697,7 @@ fn score_row(
             &s.jlabels,
             groups,
             ranking,
+            false,
             &name,
             specs,
             &setup.opts,

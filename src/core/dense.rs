@@ -591,6 +591,7 @@ fn score_row(
             TieGroups::default()
         },
         prefix: None,
+        subtopics: Default::default(),
     };
     // The shared running sums pay off from about a dozen metrics: below,
     // each kernel scanning its own top k is faster (same values, bit for bit:

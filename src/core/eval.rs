@@ -17,7 +17,7 @@ use crate::core::cancel::Cancel;
 use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
-use crate::core::metrics::query::{PrefixBuf, Query, TieGroups};
+use crate::core::metrics::query::{is_rel, PrefixBuf, Query, Subtopics, TieGroups, UNJUDGED};
 use crate::core::metrics::{self, expected, first_rel, Family, MetricSpec};
 use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
@@ -33,6 +33,19 @@ pub struct Side<'a> {
     pub values: &'a [f64],
     /// Run: input position of each row; grouped qrels: group index; or empty.
     pub extra: &'a [u32],
+    /// Qrels with subtopic judgments (diversity metrics), else `None`.
+    pub subtopics: Option<SubtopicRows<'a>>,
+}
+
+/// Subtopic judgments of the qrels rows: row `j`'s are `ids[offsets[j]..
+/// offsets[j + 1]]` (subtopic indices local to the row's query) with the labels
+/// `labels[..]` alike.  The row's own label (what the other metrics see) is
+/// the largest of them.
+#[derive(Clone, Copy, Debug)]
+pub struct SubtopicRows<'a> {
+    pub offsets: &'a [i64],
+    pub ids: &'a [u32],
+    pub labels: &'a [f64],
 }
 
 impl<'a> Side<'a> {
@@ -73,6 +86,34 @@ impl<'a> Side<'a> {
             doc_ids,
             values,
             extra,
+            subtopics: None,
+        })
+    }
+
+    /// The qrels side with subtopic judgments (checked like the layout).
+    pub fn with_subtopics(self, rows: SubtopicRows<'a>) -> Result<Self> {
+        let bad = |m: &str| {
+            Err(Error::InvalidInput(format!(
+                "inconsistent subtopic arrays: {m}"
+            )))
+        };
+        let o = rows.offsets;
+        if o.len() != self.values.len() + 1 {
+            return bad("offsets must have one entry per qrels row plus one");
+        }
+        if o.first() != Some(&0) || o.windows(2).any(|w| w[1] < w[0]) {
+            return bad("offsets must start at 0 and not decrease");
+        }
+        let n = o.last().copied().unwrap_or(0);
+        if n as u64 != rows.ids.len() as u64 || rows.ids.len() != rows.labels.len() {
+            return bad("offsets must end at the number of subtopic judgments");
+        }
+        if rows.labels.iter().any(|l| !l.is_finite()) {
+            return bad("labels must be finite");
+        }
+        Ok(Side {
+            subtopics: Some(rows),
+            ..self
         })
     }
 
@@ -201,6 +242,16 @@ pub struct RankScratch {
     order: Vec<usize>,
     ranked: Vec<f64>,
     ideal: Vec<f64>,
+    /// Diversity metrics: the query's subtopic judgments (`Subtopics`).
+    sub_ids: Vec<u32>,
+    sub_labels: Vec<f64>,
+    sub_bounds: Vec<usize>,
+    sub_ranked: Vec<u32>,
+    /// Each judged row's number in document id order.
+    sub_number: Vec<u32>,
+    sub_pairs: Vec<(u32, f64)>,
+    /// Relevant judged documents of each subtopic at the evaluation's level.
+    sub_relevant: Vec<u32>,
 }
 
 /// Score every qrels query on every metric.
@@ -251,7 +302,8 @@ pub fn evaluate_into(
             "internal: the output holds one value per qrels query and metric".into(),
         ));
     }
-    check(metrics, opts)?;
+    check_options(metrics, opts)?;
+    check_subtopics(metrics, qrels)?;
     let qmap = align(qrels.queries, run.queries);
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
@@ -282,8 +334,22 @@ pub fn evaluate_into(
     Ok((run_index, run_only))
 }
 
-/// The metrics and options are valid for scoring (checked before any work).
+/// The metrics and options are valid for scoring (checked before any work),
+/// on a path without subtopic judgments (dense arrays, the Scorer, a streamed
+/// run): the diversity metrics are refused.
 pub fn check(metrics: &[MetricSpec], opts: &Options) -> Result<()> {
+    if let Some(m) = metrics.iter().find(|m| m.family.needs_subtopics()) {
+        return Err(Error::InvalidMetric(format!(
+            "{} is computed on subtopic judgments, by ranklens.evaluate only",
+            snake_case(&format!("{:?}", m.family))
+        )));
+    }
+    check_options(metrics, opts)
+}
+
+/// [`check`] without refusing the diversity metrics ([`evaluate`]'s own:
+/// it checks the qrels carry subtopic judgments, [`check_subtopics`]).
+fn check_options(metrics: &[MetricSpec], opts: &Options) -> Result<()> {
     let level = opts.level;
     if metrics.is_empty() {
         return Err(Error::InvalidMetric("the metric list is empty".into()));
@@ -334,7 +400,8 @@ pub fn evaluate_pairs(
     opts: &Options,
     pairs: &[(usize, Option<usize>)],
 ) -> Result<Vec<f64>> {
-    check(metrics, opts)?;
+    check_options(metrics, opts)?;
+    check_subtopics(metrics, qrels)?;
     let nm = metrics.len();
     let mut values = vec![0.0; pairs.len() * nm];
     if pairs
@@ -419,11 +486,16 @@ fn score_query(
         find: |i: usize| judged.find(run.docs.get(rdocs[i] as usize), qrels.docs, jdocs),
     };
     let name = || format!("query {:?}", show(qrels.queries.get(qi)));
+    let diverse = metrics.iter().any(|m| m.family.needs_subtopics());
+    if diverse {
+        subtopics_of(&mut s.rank, qrels, qi, opts.level);
+    }
     score_rows(
         &mut s.rank,
         jlabels,
         jgroups,
         ranking,
+        diverse,
         &name,
         metrics,
         opts,
@@ -445,7 +517,9 @@ pub struct Ranking<'a, F: Fn(usize) -> Option<usize>> {
 
 /// Score one query on every metric, into `out`: `jlabels` are the labels of
 /// its judged entries and `jgroups` their groups (grouped qrels) or empty;
-/// `ranking` its ranked rows.  `name()` names the query in a message.  The
+/// `ranking` its ranked rows; `diverse`: `s` holds the query's subtopic
+/// judgments (`subtopics_of`), for the diversity metrics.  `name()` names the
+/// query in a message.  The
 /// id path of `evaluate` and `ranklens.Scorer` with `judged_only`,
 /// `max_docs` or `ties` (`bindings/scorer.rs`) both end here, so that their
 /// values agree by construction.
@@ -455,6 +529,7 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
     jlabels: &[f64],
     jgroups: &[u32],
     ranking: Ranking<'_, F>,
+    diverse: bool,
     name: &dyn Fn() -> String,
     metrics: &[MetricSpec],
     opts: &Options,
@@ -462,6 +537,7 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
 ) -> Result<()> {
     let level = opts.level;
     let grouped = !jgroups.is_empty();
+    s.sub_ranked.clear();
     if grouped {
         let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
         s.group_labels.clear();
@@ -533,7 +609,8 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
             if p > 0 && scores[i] != scores[s.order[p - 1]] {
                 tie += 1;
             }
-            let label = match find(i) {
+            let found = find(i);
+            let label = match found {
                 Some(j) => {
                     let l = jlabels.get(j).copied().unwrap_or(f64::NAN);
                     if grouped {
@@ -568,6 +645,10 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
                     last_kept = Some(scores[i]);
                 }
                 s.ranked.push(label);
+                if diverse {
+                    let number = found.and_then(|j| s.sub_number.get(j).copied());
+                    s.sub_ranked.push(number.unwrap_or(UNJUDGED));
+                }
                 scored += usize::from(p < take);
                 kept_before_gs += usize::from(p < gs);
             }
@@ -591,6 +672,17 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
         ideal: &s.ideal,
         ties: Default::default(),
         prefix: None,
+        subtopics: if diverse {
+            Subtopics {
+                ids: &s.sub_ids,
+                labels: &s.sub_labels,
+                bounds: &s.sub_bounds,
+                ranked: s.sub_ranked.get(..scored).unwrap_or(&[]),
+                relevant_docs: Some((level, &s.sub_relevant)),
+            }
+        } else {
+            Subtopics::default()
+        },
     };
     if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
         // No ties (or not asked): the fixed order is the only one.
@@ -630,6 +722,80 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
         };
     }
     Ok(())
+}
+
+/// The subtopic judgments of qrels query `qi` into `s.sub_*` (see
+/// `Subtopics`): judged documents numbered in id order, each with its
+/// (subtopic, label) pairs in subtopic order.  Grouped qrels: a group is a
+/// subtopic, each member relevant to its own group with the group's label.
+fn subtopics_of(s: &mut RankScratch, qrels: &Side<'_>, qi: usize, level: f64) {
+    let (jdocs, jlabels, jgroups) = qrels.rows(qi);
+    let first = qrels.offsets[qi] as usize;
+    let mut order: Vec<usize> = (0..jdocs.len()).collect();
+    order.sort_by(|&a, &b| {
+        qrels
+            .docs
+            .get(jdocs[a] as usize)
+            .cmp(qrels.docs.get(jdocs[b] as usize))
+    });
+    s.sub_number.clear();
+    s.sub_number.resize(jdocs.len(), 0);
+    for (p, &r) in order.iter().enumerate() {
+        s.sub_number[r] = p as u32;
+    }
+    s.sub_ids.clear();
+    s.sub_labels.clear();
+    s.sub_bounds.clear();
+    s.sub_ranked.clear();
+    s.sub_bounds.push(0);
+    for &r in &order {
+        s.sub_pairs.clear();
+        if let Some(rows) = &qrels.subtopics {
+            let (a, b) = (rows.offsets[first + r], rows.offsets[first + r + 1]);
+            let (a, b) = (a as usize, b as usize);
+            s.sub_pairs.extend(
+                rows.ids[a..b]
+                    .iter()
+                    .copied()
+                    .zip(rows.labels[a..b].iter().copied()),
+            );
+        } else if let (Some(&g), Some(&l)) = (jgroups.get(r), jlabels.get(r)) {
+            s.sub_pairs.push((g, l));
+        }
+        s.sub_pairs.sort_by_key(|&(t, _)| t);
+        s.sub_ids.extend(s.sub_pairs.iter().map(|&(t, _)| t));
+        s.sub_labels.extend(s.sub_pairs.iter().map(|&(_, l)| l));
+        s.sub_bounds.push(s.sub_ids.len());
+    }
+    let count = s.sub_ids.iter().map(|&t| t as usize + 1).max().unwrap_or(0);
+    s.sub_relevant.clear();
+    s.sub_relevant.resize(count, 0);
+    for (&t, &l) in s.sub_ids.iter().zip(&s.sub_labels) {
+        if is_rel(l, level) {
+            if let Some(c) = s.sub_relevant.get_mut(t as usize) {
+                *c += 1;
+            }
+        }
+    }
+}
+
+/// Diversity metrics need subtopic judgments: qrels with subtopics, or grouped
+/// qrels (a group is a subtopic), or no judged row at all.
+pub fn check_subtopics(metrics: &[MetricSpec], qrels: &Side<'_>) -> Result<()> {
+    // No judged row at all (`Qrels.from_groups` with no group): nothing is
+    // relevant to any subtopic, every value is 0.
+    if qrels.subtopics.is_some() || !qrels.extra.is_empty() || qrels.values.is_empty() {
+        return Ok(());
+    }
+    match metrics.iter().find(|m| m.family.needs_subtopics()) {
+        None => Ok(()),
+        Some(m) => Err(Error::InvalidMetric(format!(
+            "{} needs subtopic judgments: qrels from Qrels.from_subtopics, \
+             Qrels.from_trec(path, subtopics=True) or Qrels.from_groups (a group \
+             is a subtopic), scored by ranklens.evaluate",
+            snake_case(&format!("{:?}", m.family))
+        ))),
+    }
 }
 
 /// Every metric on one query into `out`: through the shared running sums

@@ -82,6 +82,7 @@ pub fn score_sample(
         ideal: &s.ideal,
         ties: Default::default(),
         prefix: Some(prefix),
+        subtopics: Default::default(),
     };
     for (o, m) in out.iter_mut().zip(metrics) {
         *o = m.compute(&q, level);

@@ -28,6 +28,11 @@ class Qrels(Side):
     """
 
     _kind = "qrels"
+    # Subtopic qrels only (see from_subtopics): per row, offsets into the
+    # subtopic indices (local to the row's query) and their labels; and each
+    # query's subtopic names by index.
+    _subtopics: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    _subtopic_names: list[list[str]] | None = None
 
     def __init__(self, data: Mapping[str, Mapping[str, float]] | None = None) -> None:
         arrays = _ranklens.encode_mapping({} if data is None else data, "qrels")
@@ -46,7 +51,11 @@ class Qrels(Side):
 
     @classmethod
     def from_trec(
-        cls, path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        subtopics: bool = False,
     ) -> Qrels:
         """Read a TREC qrels file (``qid iter docno label``; ``.gz`` ok; ``-`` = stdin).
 
@@ -54,7 +63,15 @@ class Qrels(Side):
         skipped; float labels are kept.  A malformed line, an id that is not
         UTF-8 or a line longer than ``max_line_bytes`` (1 MiB by default) raises
         :class:`~ranklens.errors.ParseError` naming the file and line.
+
+        ``subtopics=True``: the TREC diversity format (``qid subtopic docno
+        label``, as NIST's ndeval reads it): the second field is the subtopic,
+        and the qrels are those of :meth:`from_subtopics`.
         """
+        if subtopics:
+            from ranklens._data._subtopics import read_subtopic_trec
+
+            return cls.from_subtopics(read_subtopic_trec(check_path(path), max_line_bytes))
         arrays, _ = _ranklens.read_trec(
             check_path(path), "qrels", False, check_max_line(max_line_bytes)
         )
@@ -121,6 +138,65 @@ class Qrels(Side):
             # up only on this error path, so valid input pays nothing).
             raise _group_error(keys, rows) or e from None
 
+    @classmethod
+    def from_subtopics(cls, rows: Iterable[Any]) -> Qrels:
+        """Subtopic (diversity) qrels from ``(query_id, subtopic, doc_id, label)`` rows.
+
+        A row may also be an object with attributes ``query_id``, ``subtopic_id``,
+        ``doc_id`` and ``relevance`` (ir_datasets' diversity qrels).  A subtopic is
+        one intent of the query, or one piece of information an answer needs; a
+        document may be judged for several.  The diversity metrics
+        (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ``P_IA@20``, ``AP_IA``,
+        ``StRecall@20``, ...) read these judgments; every other metric sees one
+        label per document, the largest of its subtopic labels (so a document is
+        relevant when it is relevant to any subtopic, as in ndeval).  A
+        (query, subtopic, document) listed twice raises
+        :class:`~ranklens.errors.RanklensInputError`.
+
+        >>> qrels = Qrels.from_subtopics([("q1", "1", "d1", 1), ("q1", "2", "d1", 1)])
+        """
+        from ranklens._data._subtopics import encode_subtopics
+
+        nested = encode_subtopics(rows)
+        obj = cls(
+            {q: {d: max(subs.values()) for d, subs in docs.items()} for q, docs in nested.items()}
+        )
+        obj._subtopics, obj._subtopic_names = _subtopic_arrays(obj, nested)
+        return obj
+
+    @property
+    def has_subtopics(self) -> bool:
+        """Whether these qrels hold subtopic judgments (see ``from_subtopics``)."""
+        return self._subtopics is not None
+
+    def subtopics(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Subtopic judgments back: ``{query_id: {doc_id: {subtopic: label}}}``.
+
+        Grouped qrels give each member its group (``"0"``, ``"1"``, ... in group
+        order) with the group's label; plain qrels have no subtopics (empty dict).
+        """
+        if self._subtopics is None:
+            if not self.grouped:
+                return {}
+            return {
+                q: {d: {str(g): label} for g, (label, docs) in enumerate(gs) for d in docs}
+                for q, gs in self.groups().items()
+            }
+        sub_off, sub_ids, sub_labels = (a.tolist() for a in self._subtopics)
+        names = self._subtopic_names or []
+        vocab = self.doc_vocabulary
+        offsets = self._offsets.tolist()
+        docs = self._doc_ids.tolist()
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for i, q in enumerate(self.query_ids):
+            out[q] = {
+                vocab[docs[j]]: {
+                    names[i][sub_ids[t]]: sub_labels[t] for t in range(sub_off[j], sub_off[j + 1])
+                }
+                for j in range(offsets[i], offsets[i + 1])
+            }
+        return out
+
     @property
     def labels(self) -> np.ndarray:
         return self._values
@@ -162,6 +238,7 @@ class Qrels(Side):
         query_col: str = QUERY,
         doc_col: str = DOC,
         label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
         """From a pandas DataFrame with query id, doc id and label columns.
 
@@ -169,8 +246,14 @@ class Qrels(Side):
         labels any numeric column (float labels kept).  A null, a non-numeric
         label or a document listed twice for a query raises
         :class:`~ranklens.errors.RanklensInputError` naming the row or the query and
-        document.
+        document.  ``subtopic_col``: subtopic qrels (see :meth:`from_subtopics`),
+        one row per (query, subtopic, document).
         """
+        if subtopic_col is not None:
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_subtopics(
+                zip(*(df[c].tolist() for c in cols))  # python scalars, not numpy's
+            )
         from ranklens._io import _frames
 
         return cls._from_arrays(
@@ -185,9 +268,14 @@ class Qrels(Side):
         query_col: str = QUERY,
         doc_col: str = DOC,
         label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
         """From a pyarrow Table or RecordBatch (string, large_string, dictionary or
-        integer id columns; chunked and sliced columns are read without copies)."""
+        integer id columns; chunked and sliced columns are read without copies).
+        ``subtopic_col``: subtopic qrels, as for :meth:`from_pandas`."""
+        if subtopic_col is not None:
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_subtopics(zip(*(table.column(c).to_pylist() for c in cols)))
         from ranklens._io import _arrow
 
         return cls._from_arrays(
@@ -196,9 +284,21 @@ class Qrels(Side):
 
     @classmethod
     def from_polars(
-        cls, df: Any, *, query_col: str = QUERY, doc_col: str = DOC, label_col: str = "relevance"
+        cls,
+        df: Any,
+        *,
+        query_col: str = QUERY,
+        doc_col: str = DOC,
+        label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
-        """From a polars DataFrame (or LazyFrame, collected); needs pyarrow."""
+        """From a polars DataFrame (or LazyFrame, collected); needs pyarrow.
+        ``subtopic_col``: subtopic qrels, as for :meth:`from_pandas`."""
+        if subtopic_col is not None:
+            if hasattr(df, "collect"):
+                df = df.collect()
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_subtopics(zip(*(df[c].to_list() for c in cols)))
         from ranklens._io import _frames
 
         return cls._from_arrays(
@@ -213,8 +313,21 @@ class Qrels(Side):
         query_col: str = QUERY,
         doc_col: str = DOC,
         label_col: str = "relevance",
+        subtopic_col: str | None = None,
     ) -> Qrels:
-        """From a Parquet file (only the three columns are read); needs pyarrow."""
+        """From a Parquet file (only the three columns are read); needs pyarrow.
+        ``subtopic_col``: subtopic qrels (four columns read), as for :meth:`from_pandas`."""
+        if subtopic_col is not None:
+            import pyarrow.parquet as pq
+
+            cols = [query_col, subtopic_col, doc_col, label_col]
+            return cls.from_arrow(
+                pq.read_table(path, columns=cols),
+                query_col=query_col,
+                doc_col=doc_col,
+                label_col=label_col,
+                subtopic_col=subtopic_col,
+            )
         from ranklens._io import _frames
 
         return cls._from_arrays(
@@ -264,6 +377,37 @@ class Qrels(Side):
         return cls._from_arrays(
             _records.from_records("qrels", records, column_names(query_col, doc_col, label_col))
         )
+
+
+def _subtopic_arrays(
+    qrels: Qrels, nested: dict[str, dict[str, dict[str, float]]]
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], list[list[str]]]:
+    """The subtopic judgments aligned with the encoded rows of ``qrels`` (built
+    from ``nested``): offsets per row, subtopic indices, labels; and the names."""
+    vocab = qrels.doc_vocabulary
+    offsets = qrels.offsets.tolist()
+    docs = qrels.doc_ids.tolist()
+    sub_off = [0]
+    ids: list[int] = []
+    labels: list[float] = []
+    names: list[list[str]] = []
+    for i, q in enumerate(qrels.query_ids):
+        judged = nested[q]
+        index: dict[str, int] = {}
+        for j in range(offsets[i], offsets[i + 1]):
+            for subtopic, label in judged[vocab[docs[j]]].items():
+                ids.append(index.setdefault(subtopic, len(index)))
+                labels.append(label)
+            sub_off.append(len(ids))
+        names.append(list(index))
+    arrays = (
+        np.array(sub_off, dtype=np.int64),
+        np.array(ids, dtype=np.uint32),
+        np.array(labels, dtype=np.float64),
+    )
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays, names
 
 
 def _group_error(keys: list[Any], rows: list[Any]) -> RanklensInputError | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ranklens._names._families import (
     ALIASES,
     FAMILIES,
+    MAX_K,
     PARAM_RANGES,
     TREC_CUT_REQUIRED,
     param_range_text,
@@ -274,8 +275,9 @@ def _validate(metric: Metric, text: str) -> Metric:
             raise _unknown(text, f"{fam.name} takes no cutoff")
         if isinstance(metric.k, bool) or not isinstance(metric.k, int) or metric.k <= 0:
             raise _unknown(text, f"cutoff must be a positive integer, got {metric.k!r}")
-        if metric.k > MAX_CUTOFF:
-            raise _unknown(text, f"cutoff must be at most {MAX_CUTOFF}, got {metric.k}")
+        if metric.k > MAX_K.get(fam.name, MAX_CUTOFF):
+            top = MAX_K.get(fam.name, MAX_CUTOFF)
+            raise _unknown(text, f"cutoff must be at most {top}, got {metric.k}")
     elif fam.cutoff == "required":
         raise _unknown(text, f"{fam.name} needs a cutoff, e.g. {fam.name}@10")
     if metric.rel is not None:

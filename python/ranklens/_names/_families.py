@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ALIASES", "FAMILIES", "TREC_CUT_REQUIRED", "Family"]
+__all__ = ["ALIASES", "FAMILIES", "MAX_K", "TREC_CUT_REQUIRED", "Family"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class Family:
     summary: str
     # Named numeric parameters the family takes, with their defaults.
     params: dict[str, float] = field(default_factory=dict)
+    # Computed on subtopic judgments (the diversity metrics; ranklens.evaluate only).
+    subtopics: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -91,6 +93,85 @@ FAMILIES: dict[str, Family] = {
         Family("first_rel_rank", "optional", True, "mean", "rank of the first relevant"),
         Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
         Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
+        # diversity (subtopic judgments; NIST ndeval's definitions)
+        Family(
+            "alpha_ndcg",
+            "required",
+            True,
+            "mean",
+            "alpha-nDCG: novelty gains (1-alpha)^seen, log2 discount, vs greedy ideal",
+            {"alpha": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "alpha_dcg",
+            "required",
+            True,
+            "mean",
+            "alpha-DCG over ndeval's ideal ideal S(1-alpha)^(r-1)",
+            {"alpha": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "err_ia",
+            "required",
+            True,
+            "mean",
+            "intent-aware ERR: novelty gains / rank, over S(1-alpha)^(r-1)/r",
+            {"alpha": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "nerr_ia",
+            "required",
+            True,
+            "mean",
+            "ERR-IA vs the greedy ideal",
+            {"alpha": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "nrbp",
+            "none",
+            True,
+            "mean",
+            "novelty- and rank-biased precision",
+            {"alpha": 0.5, "beta": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "nnrbp",
+            "none",
+            True,
+            "mean",
+            "NRBP vs the greedy ideal",
+            {"alpha": 0.5, "beta": 0.5},
+            subtopics=True,
+        ),
+        Family(
+            "p_ia",
+            "required",
+            True,
+            "mean",
+            "intent-aware precision: mean of P@k per subtopic",
+            subtopics=True,
+        ),
+        Family(
+            "ap_ia",
+            "none",
+            True,
+            "mean",
+            "intent-aware AP: mean of AP per subtopic",
+            subtopics=True,
+        ),
+        Family(
+            "st_recall",
+            "required",
+            True,
+            "mean",
+            "subtopic recall: subtopics in top k / S",
+            subtopics=True,
+        ),
     ]
 }
 
@@ -170,6 +251,27 @@ ALIASES: dict[str, str] = {
     # signals
     "idcg": "idcg",
     "is_hit": "hit_rate",
+    # diversity (canonical, ndeval, ir_measures)
+    "alpha_ndcg": "alpha_ndcg",
+    "alpha-ndcg": "alpha_ndcg",
+    "alpha_dcg": "alpha_dcg",
+    "alpha-dcg": "alpha_dcg",
+    "err_ia": "err_ia",
+    "err-ia": "err_ia",
+    "nerr_ia": "nerr_ia",
+    "nerr-ia": "nerr_ia",
+    "nrbp": "nrbp",
+    "nnrbp": "nnrbp",
+    "p_ia": "p_ia",
+    "p-ia": "p_ia",
+    "ap_ia": "ap_ia",
+    "map-ia": "ap_ia",
+    "map_ia": "ap_ia",
+    "st_recall": "st_recall",
+    "strecall": "st_recall",
+    "strec": "st_recall",
+    "s_recall": "st_recall",
+    "subtopic_recall": "st_recall",
 }
 
 # The values a named parameter may take: (low, high, low included, high
@@ -188,7 +290,15 @@ PARAM_RANGES: dict[tuple[str, str], tuple[float, float, bool, bool]] = {
     ("iprec_avg", "step"): (0.0, 1.0, False, True),
     ("utility", "num_docs"): (0.0, INF, True, False),
     ("err", "gmax"): (0.0, INF, True, False),
+    # diversity: ndeval's ranges
+    **{(f, "alpha"): (0.0, 1.0, True, True) for f in ("alpha_ndcg", "alpha_dcg", "err_ia")},
+    **{(f, "alpha"): (0.0, 1.0, True, True) for f in ("nerr_ia", "nrbp", "nnrbp")},
+    ("nrbp", "beta"): (0.0, 1.0, True, True),
+    ("nnrbp", "beta"): (0.0, 1.0, True, True),
 }
+
+# Families whose cutoff has a ceiling (their normaliser sums k terms).
+MAX_K: dict[str, int] = {"alpha_dcg": 10_000_000, "err_ia": 10_000_000}
 
 
 def param_range_text(lo: float, hi: float, lo_in: bool, hi_in: bool) -> str:

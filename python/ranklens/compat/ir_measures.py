@@ -31,10 +31,16 @@ first, ranks closing up, as trec_eval ``-J``):
 * ``nDCG`` / ``nDCG@k`` with ``dcg='log2'`` (gain = label; ``gains={label: gain}``
   replaces the gain of the listed labels, labels being non-negative integers) and
   ``judged_only=``; ``nDCG(dcg='exp-log2')`` / ``@k`` (gain ``2**label - 1``);
-* ``ERR@k`` (gdeval's: grades above 4 count as 4, ``R(g) = (2**g - 1) / 16``).
+* ``ERR@k`` (gdeval's: grades above 4 count as 4, ``R(g) = (2**g - 1) / 16``);
+* the intent-aware and novelty measures of ir_measures' pyndeval provider (NIST
+  ndeval's definitions): ``alpha_nDCG@k``, ``alpha_DCG@k`` (``alpha=``), ``ERR_IA@k``,
+  ``nERR_IA@k``, ``P_IA@k``, ``AP_IA`` (each with ``judged_only=``), ``NRBP``,
+  ``nNRBP`` (``alpha=``, ``beta=``), ``StRecall@k``, all with ``rel=``.  As in that
+  provider, a qrels record's ``iteration`` field is its subtopic (``"0"`` when the
+  qrels have none: one subtopic a query).
 
-Left to the next provider: the intent-aware and novelty measures (``alpha_nDCG``,
-``ERR_IA``, ``P_IA``, ``NRBP``, ``StRecall``, ...), the C/W/L family (``RBP``, ``BPM``,
+Left to the next provider: the intent-aware measures without a cutoff (pyndeval has
+none), the C/W/L family (``RBP``, ``BPM``,
 ``SDCG``, ``NERR*``, ``INST``, ``INSQ``), ``Compat``, ``Accuracy``, ``ERR`` without a
 cutoff, ``RR@k(judged_only=True)``, ``nDCG`` with a ``dcg`` other than the two above,
 and ``gains`` keyed by a negative or non-integer label.  ``RBP`` is left out although
@@ -79,6 +85,11 @@ inconsistency of those providers; the tests pin every one):
   for the other measures, in set order: asked together with ``P(judged_only=True)@5``,
   ``NumRet`` may count judged documents only, and next to ``nDCG(gains=...)`` a plain
   ``nDCG`` may take those gains.  ranklens scores each measure on its own terms.
+* **pyndeval (the intent-aware measures)** orders equal scores by document id
+  ascending (ranklens: descending, as everywhere), refuses cutoffs above 20, gives
+  ``nNRBP`` NaN (0/0) for a query with no relevant subtopic (ranklens: 0), and with
+  ``judged_only`` keeps documents whose labels are all negative (ranklens drops them,
+  as trec_eval's ``-J``).  Otherwise the values are pyndeval's (tested per query).
 * **nDCG(dcg='exp-log2') without a cutoff.** ir_measures' only provider for it is ranx's,
   which fails under pandas >= 3 (its qrels frame's query ids are no longer ``object``
   dtype); ranklens computes it (the tests hold it to gdeval at a cutoff beyond every
@@ -164,7 +175,30 @@ _TO_METRIC = {
     "Judged": lambda m: Metric("judged", _cutoff(m)),
     "nDCG": _ndcg,
     "ERR": lambda m: Metric("err", _cutoff(m), None, (("gmax", _GDEVAL_MAX_GRADE),)),
+    # diversity (subtopic qrels: the records' iteration field)
+    "alpha_nDCG": lambda m: Metric("alpha_ndcg", _cutoff(m), _rel(m), _alpha(m)),
+    "alpha_DCG": lambda m: Metric("alpha_dcg", _cutoff(m), _rel(m), _alpha(m)),
+    "ERR_IA": lambda m: Metric("err_ia", _cutoff(m), _rel(m)),
+    "nERR_IA": lambda m: Metric("nerr_ia", _cutoff(m), _rel(m)),
+    "NRBP": lambda m: Metric("nrbp", None, _rel(m), _alpha(m) + _beta(m)),
+    "nNRBP": lambda m: Metric("nnrbp", None, _rel(m), _alpha(m) + _beta(m)),
+    "AP_IA": lambda m: Metric("ap_ia", None, _rel(m)),
+    "P_IA": lambda m: Metric("p_ia", _cutoff(m), _rel(m)),
+    "StRecall": lambda m: Metric("st_recall", _cutoff(m), _rel(m)),
 }
+
+#: The measures scored on subtopic judgments.
+_DIVERSE = {"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "AP_IA", "P_IA"}
+_DIVERSE |= {"StRecall"}
+
+
+def _alpha(measure: Any) -> tuple[tuple[str, float], ...]:
+    return (("alpha", float(measure["alpha"])),)
+
+
+def _beta(measure: Any) -> tuple[tuple[str, float], ...]:
+    return (("beta", float(measure["beta"])),)
+
 
 _ANY = _AnyValue()
 _REQUIRED = _AnyValue(required=True)
@@ -199,6 +233,15 @@ class RanklensProvider(ir_measures.providers.Provider):
             cutoff=_ANY, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED), judged_only=_FALSE
         ),
         _m._ERR(cutoff=_REQUIRED),
+        _m._alpha_nDCG(cutoff=_REQUIRED, alpha=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._alpha_DCG(cutoff=_REQUIRED, alpha=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._ERR_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
+        _m._nERR_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
+        _m._NRBP(alpha=_ANY, beta=_ANY, rel=_ANY),
+        _m._nNRBP(alpha=_ANY, beta=_ANY, rel=_ANY),
+        _m._AP_IA(rel=_ANY, judged_only=_ANY),
+        _m._P_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
+        _m._StRecall(cutoff=_REQUIRED, rel=_ANY),
     ]
 
     def supports(self, measure: Any) -> bool:
@@ -235,32 +278,49 @@ class RanklensProvider(ir_measures.providers.Provider):
             if not self.supports(measure):
                 raise ValueError(f"unsupported measure {measure}")
         qrels_dict = ir_measures.util.QrelsConverter(qrels).as_dict_of_dict()
-        return RanklensEvaluator(measures, qrels_dict)
+        subtopics = None
+        if any(m.NAME in _DIVERSE for m in measures):
+            # The iteration field is the subtopic, as in ir_measures' pyndeval provider.
+            subtopics = Qrels.from_subtopics(
+                (r.query_id, getattr(r, "iteration", "0"), r.doc_id, r.relevance)
+                for r in ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()
+            )
+        return RanklensEvaluator(measures, qrels_dict, subtopics)
 
 
 class RanklensEvaluator(ir_measures.providers.Evaluator):
     """Scores runs against one set of qrels: one ranklens pass per group of measures."""
 
-    def __init__(self, measures: list[Any], qrels: dict[str, dict[str, int]]) -> None:
+    def __init__(
+        self,
+        measures: list[Any],
+        qrels: dict[str, dict[str, int]],
+        subtopics: Qrels | None = None,
+    ) -> None:
         super().__init__(measures, set(qrels))
         # Groups of one evaluate() call: (judged_only, counts negative labels as judged).
         # Judged counts every qrels entry as judged, negative labels included
         # (ir_measures' definition); ranklens's judged does not count negative labels,
         # so Judged is scored on qrels with negative labels raised to 0 (its value only
-        # depends on which documents are in the qrels).
-        groups: dict[tuple[bool, bool], dict[Metric, list[Any]]] = {}
+        # depends on which documents are in the qrels).  The intent-aware measures are
+        # scored on the subtopic qrels (key "subtopics").
+        groups: dict[tuple[bool, bool | str], dict[Metric, list[Any]]] = {}
         for measure in measures:
             metric = RanklensProvider._metric(measure)
             if metric is None:  # RanklensProvider._evaluator checked every measure
                 raise ValueError(f"unsupported measure {measure}")
             judged_only = bool(measure.params.get("judged_only", False))
-            key = (judged_only, measure.NAME == "Judged")
-            groups.setdefault(key, {}).setdefault(metric, []).append(measure)
+            kind: bool | str = measure.NAME == "Judged"
+            if measure.NAME in _DIVERSE:
+                kind = "subtopics"
+            groups.setdefault((judged_only, kind), {}).setdefault(metric, []).append(measure)
         self._groups = groups
-        self._qrels: dict[bool, Qrels] = {}
-        if any(not negatives_judged for _, negatives_judged in groups):
+        self._qrels: dict[bool | str, Qrels] = {}
+        if subtopics is not None:
+            self._qrels["subtopics"] = subtopics
+        if any(kind is False for _, kind in groups):
             self._qrels[False] = Qrels(qrels)
-        if any(negatives_judged for _, negatives_judged in groups):
+        if any(kind is True for _, kind in groups):
             clamped = {q: {d: max(int(v), 0) for d, v in docs.items()} for q, docs in qrels.items()}
             self._qrels[True] = Qrels(clamped)
 
@@ -288,9 +348,9 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
         run_dict = {q: docs for q, docs in run_dict.items() if q in self.qrel_qids}
         if not run_dict:
             return
-        for (judged_only, negatives_judged), by_metric in self._groups.items():
+        for (judged_only, kind), by_metric in self._groups.items():
             res = _evaluate(
-                self._qrels[negatives_judged],
+                self._qrels[kind],
                 run_dict,
                 list(by_metric),
                 judged_only=judged_only,

@@ -32,10 +32,21 @@ from ranklens.errors import RanklensInputError
 from . import gains as _gains
 from ._common import Judgments, Ranked, rank
 from ._expected import check_families, expected_scores
-from ._groups import grouped_reference
+from ._groups import grouped_reference, relabel
 from .auc import auc
 from .bpref import bpref
 from .counts import num_rel, num_rel_ret, num_ret
+from .diversity import (
+    alpha_dcg,
+    alpha_ndcg,
+    ap_ia,
+    err_ia,
+    nerr_ia,
+    nnrbp,
+    nrbp,
+    p_ia,
+    st_recall,
+)
 from .err import err, resolve_gmax
 from .f1 import f1
 from .first_rel import fallout, first_rel_rank
@@ -112,7 +123,22 @@ METRIC_FUNCTIONS: dict[str, MetricFunction] = {
     "first_rel_rank": first_rel_rank,
     "fallout": fallout,
     "idcg": idcg,
+    # diversity (subtopic judgments)
+    "alpha_dcg": alpha_dcg,
+    "alpha_ndcg": alpha_ndcg,
+    "err_ia": err_ia,
+    "nerr_ia": nerr_ia,
+    "nrbp": nrbp,
+    "nnrbp": nnrbp,
+    "p_ia": p_ia,
+    "ap_ia": ap_ia,
+    "st_recall": st_recall,
 }
+
+#: The families computed on subtopic judgments.
+DIVERSITY = frozenset(
+    ["alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "p_ia", "ap_ia", "st_recall"]
+)
 
 
 def evaluate_reference(
@@ -125,6 +151,7 @@ def evaluate_reference(
     max_docs: int | None = None,
     ties: str = "trec",
     groups: Mapping[str, Sequence[tuple[float, Sequence[str]]]] | None = None,
+    subtopics: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
     miss_nan: bool = False,
 ) -> dict[str, dict[str, float]]:
     """Per query, for EVERY query id in qrels (in sorted order): ``{metric.name: value}``.
@@ -142,6 +169,11 @@ def evaluate_reference(
 
     ``groups``: grouped ground truth (RAG), ``{query_id: [(label, [doc ids]), ...]}``
     (see :mod:`._groups`); it replaces ``qrels``, whose keys still list the queries.
+    The diversity metrics read a group as a subtopic.
+
+    ``subtopics``: subtopic judgments ``{query_id: {doc_id: {subtopic: label}}}``
+    for the diversity metrics (:mod:`.diversity`); ``qrels`` then holds each
+    document's largest label, which the other metrics see.
 
     ``miss_nan``: ``first_rel_rank`` is NaN, not k + 1, when no relevant document
     is in the top k (``evaluate(miss=None)``); an error with ``ties="expected"``.
@@ -159,7 +191,9 @@ def evaluate_reference(
             "first_rel_rank mixes hits and misses); use miss='k+1'"
         )
     try:
-        out = _scores(qrels, run, parsed, relevance_level, judged_only, max_docs, ties, groups)
+        out = _diverse_scores(
+            qrels, run, parsed, relevance_level, judged_only, max_docs, ties, groups, subtopics
+        )
     except OverflowError:  # 2.0 ** 1024 and the like, in grouped or expected scores
         raise RanklensInputError(OVERFLOW) from None
     for qid, values in out.items():
@@ -184,6 +218,69 @@ OVERFLOW = (
     "the value is past the largest float (1.8e308): a label too large for its gain "
     "(2^label overflows from 1024 on) or a sum of gains past it"
 )
+
+
+def _diverse_scores(
+    qrels: Mapping[str, Mapping[str, float]],
+    run: Mapping[str, Mapping[str, float]],
+    parsed: list[Metric],
+    relevance_level: float,
+    judged_only: bool,
+    max_docs: int | None,
+    ties: str,
+    groups: Mapping[str, Sequence[tuple[float, Sequence[str]]]] | None,
+    subtopics: Mapping[str, Mapping[str, Mapping[str, float]]] | None,
+) -> dict[str, dict[str, float]]:
+    """:func:`_scores`, the diversity metrics on the subtopic judgments (from
+    ``subtopics``, or from ``groups``: a group is a subtopic) and the others as
+    usual, merged in metric order."""
+    diverse = [m for m in parsed if m.family in DIVERSITY]
+    if not diverse:
+        return _scores(qrels, run, parsed, relevance_level, judged_only, max_docs, ties, groups)
+    if ties == "expected":
+        check_families(diverse)
+    if groups is not None:
+        subtopics = {
+            str(q): {
+                str(doc): {str(g): float(label)}
+                for g, (label, members) in enumerate(gs)
+                for doc in members
+            }
+            for q, gs in groups.items()
+        }
+    if subtopics is None and not any(qrels.values()):  # no judged row at all
+        subtopics = {}
+    if subtopics is None:
+        raise RanklensInputError(
+            f"{diverse[0].family} needs subtopic judgments: qrels from Qrels.from_subtopics, "
+            "Qrels.from_trec(path, subtopics=True) or Qrels.from_groups"
+        )
+    others = [m for m in parsed if m.family not in DIVERSITY]
+    rest = (
+        _scores(qrels, run, others, relevance_level, judged_only, max_docs, ties, groups)
+        if others
+        else {}
+    )
+    run_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in run.items()}
+    out: dict[str, dict[str, float]] = {}
+    for qid in sorted(str(q) for q in qrels):
+        subs = {str(d): dict(v) for d, v in subtopics.get(qid, {}).items()}
+        labels = {d: max(v.values()) if v else 0.0 for d, v in subs.items()}
+        judgments = Judgments(labels, subs)
+        if groups is None:
+            ranking = rank(
+                run_s.get(qid, {}), judgments, ties=ties, max_docs=max_docs, judged_only=judged_only
+            )
+        else:  # -J after the groups' relabelling, as for the other metrics
+            order = rank(run_s.get(qid, {}), Judgments({}), ties=ties, max_docs=max_docs)
+            ranking = relabel(order.docs, groups.get(qid, []), judged_only=judged_only)
+        values = {
+            m.name: METRIC_FUNCTIONS[m.family](ranking, judgments, m, relevance_level)
+            for m in diverse
+        }
+        values.update(rest.get(qid, {}))
+        out[qid] = {m.name: values[m.name] for m in parsed}
+    return out
 
 
 def _scores(

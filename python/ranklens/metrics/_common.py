@@ -37,9 +37,14 @@ __all__ = ["Judgments", "Ranked", "is_relevant", "level_of", "rank"]
 
 @dataclass(frozen=True)
 class Judgments:
-    """The qrels of one query: ``{doc_id: label}``, labels as floats (negatives kept)."""
+    """The qrels of one query: ``{doc_id: label}``, labels as floats (negatives kept).
+
+    ``subtopics``: subtopic qrels only, ``{doc_id: {subtopic: label}}`` (the
+    diversity metrics read it; ``labels`` then holds each document's largest).
+    """
 
     labels: Mapping[str, float]
+    subtopics: Mapping[str, Mapping[str, float]] | None = None
 
     @classmethod
     def from_mapping(cls, qrels_for_query: Mapping[str, float]) -> Judgments:

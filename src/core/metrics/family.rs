@@ -49,6 +49,17 @@ pub enum Family {
     FirstRelRank,
     Fallout,
     // -- end gains and beyond --
+    // -- diversity --
+    AlphaDcg,
+    AlphaNdcg,
+    ErrIa,
+    NerrIa,
+    Nrbp,
+    Nnrbp,
+    PIa,
+    ApIa,
+    StRecall,
+    // -- end diversity --
     /// Ideal DCG (gain = label), the denominator of nDCG.
     Idcg,
 }
@@ -100,6 +111,17 @@ impl Family {
             "first_rel_rank" => Family::FirstRelRank,
             "fallout" => Family::Fallout,
             // -- end gains and beyond --
+            // -- diversity --
+            "alpha_dcg" => Family::AlphaDcg,
+            "alpha_ndcg" => Family::AlphaNdcg,
+            "err_ia" => Family::ErrIa,
+            "nerr_ia" => Family::NerrIa,
+            "nrbp" => Family::Nrbp,
+            "nnrbp" => Family::Nnrbp,
+            "p_ia" => Family::PIa,
+            "ap_ia" => Family::ApIa,
+            "st_recall" => Family::StRecall,
+            // -- end diversity --
             "idcg" => Family::Idcg,
             _ => return None,
         })
@@ -126,6 +148,25 @@ impl Family {
                 self,
                 Family::BinG | Family::G | Family::NdcgRel | Family::Rndcg
             )
+            // -- diversity --
+            && !matches!(self, Family::Nrbp | Family::Nnrbp | Family::ApIa)
+    }
+
+    // -- diversity --
+    /// Families computed on subtopic judgments (`diversity.rs`).
+    pub fn needs_subtopics(self) -> bool {
+        matches!(
+            self,
+            Family::AlphaDcg
+                | Family::AlphaNdcg
+                | Family::ErrIa
+                | Family::NerrIa
+                | Family::Nrbp
+                | Family::Nnrbp
+                | Family::PIa
+                | Family::ApIa
+                | Family::StRecall
+        )
     }
 
     // -- gains and beyond --
@@ -157,6 +198,11 @@ impl Family {
             // -- gains and beyond --
             Family::Rbp | Family::RbpResid => &[("p", 0.9)],
             Family::Err => &[("gmax", 0.0)],
+            // -- diversity --
+            Family::AlphaDcg | Family::AlphaNdcg | Family::ErrIa | Family::NerrIa => {
+                &[("alpha", 0.5)]
+            }
+            Family::Nrbp | Family::Nnrbp => &[("alpha", 0.5), ("beta", 0.5)],
             _ => &[],
         }
     }

@@ -42,6 +42,7 @@ pub mod judged;
 pub mod ndcg_rel;
 pub mod rbp;
 // -- end gains and beyond --
+pub mod diversity;
 
 mod family;
 
@@ -105,6 +106,22 @@ impl MetricSpec {
         }
         if k.is_some() && !family.takes_cutoff() {
             return Err(Error::InvalidMetric(format!("{name} takes no cutoff")));
+        }
+        // -- diversity --
+        for (key, v) in &values {
+            if family.needs_subtopics() && !(0.0..=1.0).contains(v) {
+                return Err(Error::InvalidMetric(format!(
+                    "{name}: {key} must be in [0, 1]"
+                )));
+            }
+        }
+        if matches!(family, Family::AlphaDcg | Family::ErrIa)
+            && k.is_some_and(|k| k > diversity::MAX_NORMALISED_K)
+        {
+            return Err(Error::InvalidMetric(format!(
+                "{name}: cutoff must be at most {}",
+                diversity::MAX_NORMALISED_K
+            )));
         }
         if let Some(l) = level {
             if !l.is_finite() {
@@ -193,6 +210,17 @@ impl MetricSpec {
             Family::FirstRelRank => first_rel::first_rel_rank(q, k, level),
             Family::Fallout => first_rel::fallout(q, k, level),
             // -- end gains and beyond --
+            // -- diversity --
+            Family::AlphaDcg => diversity::alpha_dcg(q, k, level, self.param("alpha")),
+            Family::AlphaNdcg => diversity::alpha_ndcg(q, k, level, self.param("alpha")),
+            Family::ErrIa => diversity::err_ia(q, k, level, self.param("alpha")),
+            Family::NerrIa => diversity::nerr_ia(q, k, level, self.param("alpha")),
+            Family::Nrbp => diversity::nrbp(q, level, self.param("alpha"), self.param("beta")),
+            Family::Nnrbp => diversity::nnrbp(q, level, self.param("alpha"), self.param("beta")),
+            Family::PIa => diversity::p_ia(q, k, level),
+            Family::ApIa => diversity::ap_ia(q, level),
+            Family::StRecall => diversity::st_recall(q, k, level),
+            // -- end diversity --
             Family::Idcg => ndcg::ideal_dcg(q, k, ndcg::Gain::Label),
         }
     }
@@ -246,6 +274,7 @@ pub(crate) mod testutil {
                 ideal: &self.ideal,
                 ties: Default::default(),
                 prefix: None,
+                subtopics: Default::default(),
             }
         }
     }

@@ -19,6 +19,85 @@ pub struct Query<'a> {
     /// Running sums over `ranked` at the evaluation's relevance level, built
     /// once per query (`PrefixBuf::build`), or `None`: kernels then scan.
     pub prefix: Option<Prefix<'a>>,
+    /// Subtopic judgments (the diversity metrics, `diversity.rs`); empty
+    /// (`Subtopics::default()`) when the qrels carry none.
+    pub subtopics: Subtopics<'a>,
+}
+
+/// One query's subtopic judgments (intent-aware / diversity metrics).
+///
+/// The judged documents are numbered `0..n` in the order of their id bytes
+/// (ascending: ndeval breaks ties of its greedy ideal ranking by document id).
+/// Document `p` has the judgments `(ids[i], labels[i])` for `i` in
+/// `bounds[p]..bounds[p + 1]`: subtopic index (local to the query) and label.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Subtopics<'a> {
+    pub ids: &'a [u32],
+    pub labels: &'a [f64],
+    /// `n + 1` entries (empty when the qrels carry no subtopics).
+    pub bounds: &'a [usize],
+    /// The judged document at each rank of `Query::ranked` (same length), or
+    /// [`UNJUDGED`].
+    pub ranked: &'a [u32],
+    /// Computed once per query (`eval.rs`), or `None`: kernels then count.
+    /// The relevance level and the number of relevant judged documents of each
+    /// subtopic at that level (one entry per subtopic index).
+    pub relevant_docs: Option<(f64, &'a [u32])>,
+}
+
+/// `Subtopics::ranked` entry of a document not in the qrels.
+pub const UNJUDGED: u32 = u32::MAX;
+
+impl<'a> Subtopics<'a> {
+    /// Whether the qrels carry subtopic judgments.
+    pub fn present(&self) -> bool {
+        !self.bounds.is_empty()
+    }
+
+    /// Judged documents.
+    pub fn num_docs(&self) -> usize {
+        self.bounds.len().saturating_sub(1)
+    }
+
+    /// Size of the subtopic index space (largest index + 1).
+    pub fn num_subtopics(&self) -> usize {
+        match self.relevant_docs {
+            Some((_, n)) => n.len(),
+            None => self.ids.iter().map(|&s| s as usize + 1).max().unwrap_or(0),
+        }
+    }
+
+    /// Relevant judged documents of each subtopic at `level` (counted here
+    /// unless `relevant_docs` holds them at that level).
+    pub fn relevant_docs_at(&self, level: f64) -> std::borrow::Cow<'a, [u32]> {
+        if let Some((l, n)) = self.relevant_docs {
+            if l == level {
+                return std::borrow::Cow::Borrowed(n);
+            }
+        }
+        let mut n = vec![0u32; self.num_subtopics()];
+        for p in 0..self.num_docs() {
+            for t in self.relevant(p, level) {
+                if let Some(c) = n.get_mut(t) {
+                    *c += 1;
+                }
+            }
+        }
+        std::borrow::Cow::Owned(n)
+    }
+
+    /// The subtopics judged document `p` is relevant to at `level`.
+    pub fn relevant(&self, p: usize, level: f64) -> impl Iterator<Item = usize> + '_ {
+        let (a, b) = match (self.bounds.get(p), self.bounds.get(p + 1)) {
+            (Some(&a), Some(&b)) if a <= b && b <= self.ids.len().min(self.labels.len()) => (a, b),
+            _ => (0, 0),
+        };
+        self.ids[a..b]
+            .iter()
+            .zip(&self.labels[a..b])
+            .filter(move |(_, &l)| is_rel(l, level))
+            .map(|(&s, _)| s as usize)
+    }
 }
 
 /// Running sums over one query's ranking, shared by every metric and cutoff.

@@ -1,0 +1,131 @@
+"""Subtopic (diversity) qrels: rows and the TREC diversity file format.
+
+Why subtopic judgments are kept beside the ordinary qrels rows and not as rows
+of their own: the other metrics must see one label per (query, document), and
+a document is commonly judged for several subtopics.  So the encoded qrels
+hold one row per document (label: the largest of its subtopic labels) and
+:class:`~ranklens.Qrels` keeps, per row, its (subtopic, label) judgments
+(``Qrels._subtopics``), which only the diversity metrics read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import sys
+from collections.abc import Iterable
+from typing import IO, Any
+
+from ranklens.errors import ParseError, RanklensInputError
+
+__all__ = ["encode_subtopics", "read_subtopic_trec"]
+
+_FIELDS = ("query_id", "subtopic_id", "doc_id", "relevance")
+
+
+def _row(row: Any) -> tuple[Any, Any, Any, Any]:
+    if all(hasattr(row, f) for f in _FIELDS):
+        return row.query_id, row.subtopic_id, row.doc_id, row.relevance
+    if isinstance(row, (tuple, list)) and len(row) == 4:
+        return row[0], row[1], row[2], row[3]
+    raise RanklensInputError(
+        "a subtopic qrels row is a (query_id, subtopic, doc_id, label) tuple or has "
+        f"the attributes {', '.join(_FIELDS)}; got {row!r}"
+    )
+
+
+def _id(value: Any, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise RanklensInputError(f"{what} must be a str or an int, got {value!r}")
+    return str(value)
+
+
+def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for row in rows:
+        # The common row, a 4-tuple of str ids and a number, takes no call.
+        if type(row) is tuple and len(row) == 4:
+            q, s, d, label = row
+        else:
+            q, s, d, label = _row(row)
+        if type(q) is not str:
+            q = _id(q, "query_id")
+        if type(s) is not str:
+            s = _id(s, "subtopic")
+        if type(d) is not str:
+            d = _id(d, "doc_id")
+        if type(label) is not int and type(label) is not float:
+            if isinstance(label, bool) or not isinstance(label, (int, float)):
+                raise RanklensInputError(
+                    f"query {q!r}, subtopic {s!r}, document {d!r}: the label must be a "
+                    f"number, got {label!r}"
+                )
+        try:
+            value = float(label) + 0.0
+        except OverflowError:  # an int past the largest float
+            value = math.inf
+        if value - value != 0.0:  # NaN or infinite
+            raise RanklensInputError(
+                f"query {q!r}, subtopic {s!r}, document {d!r}: the label must be finite"
+            )
+        by_doc = out.get(q)
+        if by_doc is None:
+            by_doc = out[q] = {}
+        subs = by_doc.get(d)
+        if subs is None:
+            subs = by_doc[d] = {}
+        if s in subs:
+            raise RanklensInputError(
+                f"query {q!r}: document {d!r} is judged twice for subtopic {s!r}"
+            )
+        subs[s] = value
+    return out
+
+
+def _open(path: str) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        f: IO[bytes] = open(path, "rb")
+    except OSError as e:
+        raise RanklensInputError(f"cannot open {path!r}: {e.strerror}") from None
+    if path.endswith(".gz"):
+        return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
+    return f
+
+
+def read_subtopic_trec(path: str, max_line_bytes: int) -> list[tuple[str, str, str, float]]:
+    """The rows of a TREC diversity qrels file: ``qid subtopic docno label`` per
+    line (blank lines and ``#`` comments skipped); a malformed line raises
+    :class:`~ranklens.errors.ParseError` naming the file and line."""
+    rows: list[tuple[str, str, str, float]] = []
+    f = _open(path)
+    try:
+        for n, raw in enumerate(f, 1):
+            if len(raw) > max_line_bytes:
+                raise ParseError(f"{path}:{n}: line longer than {max_line_bytes} bytes")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ParseError(f"{path}:{n}: not UTF-8") from None
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != 4:
+                raise ParseError(
+                    f"{path}:{n}: expected 4 fields (qid subtopic docno label), got {len(fields)}"
+                )
+            try:
+                label = float(fields[3])
+            except ValueError:
+                raise ParseError(f"{path}:{n}: label {fields[3]!r} is not a number") from None
+            if not math.isfinite(label):
+                raise ParseError(f"{path}:{n}: label {fields[3]!r} is not finite")
+            rows.append((fields[0], fields[1], fields[2], label))
+    except OSError as e:
+        raise RanklensInputError(f"cannot read {path!r}: {e}") from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+    return rows
