@@ -480,8 +480,6 @@ def test_cli_output_that_cannot_be_written_is_one_line(redirect):
         lambda: ranklens.Run({"q": {"d\ud800": 1.0}}),
         lambda: ranklens.Run({"q": ["d\ud800"]}),
         lambda: ranklens.Qrels({"q": {"d\ud800": 1}}),
-        lambda: ranklens.Scorer(["map"])(["a\ud800"], ["a"]),
-        lambda: ranklens.Scorer(["map"]).batch([["a"], ["b\ud800"]], [["a"], ["b"]]),
         # ids packed in one call (records, pandas object columns, JSON Lines)
         lambda: ranklens.Run.from_records([("q", "d\ud800", 1.0)]),
         # AutoRAG's ids and passages
@@ -493,3 +491,13 @@ def test_a_lone_surrogate_in_an_id_is_an_input_error(make):
     # e.g. os.fsdecode of bytes that are not UTF-8: not a bare UnicodeEncodeError
     with pytest.raises(ranklens.RanklensInputError, match="lone surrogate"):
         make()
+
+
+def test_the_scorer_compares_ids_as_python_strings():
+    # The Scorer never encodes ids (it compares the str objects, as a Python
+    # loop does), so a lone surrogate is an id like any other there.
+    scorer = ranklens.Scorer(["map", "num_rel_ret"])
+    assert scorer(["a\ud800", "b"], ["b", "a\ud800"]) == {"map": 1.0, "num_rel_ret": 2.0}
+    assert scorer(["a\ud800"], ["a\udc00"]) == {"map": 0.0, "num_rel_ret": 0.0}
+    out = scorer.batch([["a"], ["b\ud800", "b"]], [["a"], ["b"]])
+    assert out["map"].tolist() == [1.0, 0.5]

@@ -147,8 +147,8 @@ def _random_samples(seed: int, n: int):
     return retrieved, relevant
 
 
-def _reference(retrieved, relevant, metrics, level):
-    """evaluate(backend="python") with row i as query i."""
+def _reference(retrieved, relevant, metrics, level, backend="python", **options):
+    """evaluate(backend=...) with row i as query i (``options``: evaluate's)."""
     qids = [f"{i:04d}" for i in range(len(retrieved))]
     groups = {}
     for q, rel in zip(qids, relevant):
@@ -167,7 +167,7 @@ def _reference(retrieved, relevant, metrics, level):
             run[q] = ret
         else:
             run[q] = {d: float(len(ret) - i) for i, d in enumerate(ret)}
-    return ranklens.evaluate(qrels, run, metrics, relevance_level=level, backend="python")
+    return ranklens.evaluate(qrels, run, metrics, relevance_level=level, backend=backend, **options)
 
 
 @pytest.mark.parametrize("level", ["positive", 1, 2])
@@ -188,6 +188,128 @@ def test_scorer_matches_the_reference_backend(level):
             continue
         np.testing.assert_allclose(batch[m.name], want, rtol=0, atol=TOL, err_msg=m.name)
         np.testing.assert_allclose([s[m.name] for s in one], want, rtol=0, atol=TOL)
+
+
+OPTIONS = [
+    {"judged_only": True},
+    {"max_docs": 3},
+    {"ties": "input"},
+    {"judged_only": True, "max_docs": 4, "ties": "input"},
+    {"miss": None, "max_docs": 2},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=repr)
+@pytest.mark.parametrize("backend", ["python", "rust"])
+def test_scorer_options_match_evaluate(options, backend):
+    # ties, judged_only, max_docs and miss mean in the Scorer what they mean in
+    # evaluate, on both of evaluate's backends.
+    retrieved, relevant = _random_samples(23, 120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RanklensWarning)
+        scorer = Scorer(METRICS, **options)
+        batch = scorer.batch(retrieved, relevant)
+        one = [scorer(r, g) for r, g in zip(retrieved, relevant)]
+        ref = _reference(retrieved, relevant, METRICS, "positive", backend=backend, **options)
+    for j, m in enumerate(ref.metrics):
+        want = ref.values[:, j]
+        np.testing.assert_allclose(batch[m.name], want, rtol=0, atol=TOL, err_msg=m.name)
+        if m.family != "err":  # err's automatic gmax: the sample's own largest label
+            np.testing.assert_allclose([s[m.name] for s in one], want, rtol=0, atol=TOL)
+        if m.family == "first_rel_rank" or m.family == "mrr":
+            assert batch.mean()[m.name] == pytest.approx(ref[m.name], abs=TOL), m.name
+
+
+EXPECTED_METRICS = ["P@1,3", "recall@3", "mrr", "map", "ndcg@3", "ndcg", "bpref", "num_ret"]
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"judged_only": True}, {"max_docs": 2}, {"judged_only": True, "max_docs": 2}]
+)
+def test_scorer_expected_ties_match_the_reference(options):
+    # ties="expected" on scored rows with ties.  The reference backend has the
+    # expected forms for plain qrels (each relevant id its own group), by
+    # enumerating orderings; grouped rows are checked against evaluate's Rust path.
+    retrieved, relevant = _random_samples(5, 160)
+    # at most 6 tied documents a row: the reference enumerates their orderings
+    retrieved = [dict(list(r.items())[:6]) if isinstance(r, dict) else r for r in retrieved]
+    scorer = Scorer(EXPECTED_METRICS, ties="expected", **options)
+    batch = scorer.batch(retrieved, relevant)
+    plain = [i for i, g in enumerate(relevant) if isinstance(g, dict) or i % 4 == 3]
+    qrels, run = {}, {}
+    for i in plain:
+        g, r = relevant[i], retrieved[i]
+        qrels[f"{i:04d}"] = g if isinstance(g, dict) else dict.fromkeys(g, 1.0)
+        run[f"{i:04d}"] = r if isinstance(r, dict) else {d: len(r) - p for p, d in enumerate(r)}
+    ref = ranklens.evaluate(
+        qrels,
+        run,
+        EXPECTED_METRICS,
+        relevance_level="positive",
+        backend="python",
+        ties="expected",
+        **options,
+    )
+    assert any(
+        len(set(retrieved[i].values())) < len(retrieved[i])
+        for i in plain
+        if isinstance(retrieved[i], dict)
+    )
+    for j, m in enumerate(ref.metrics):
+        np.testing.assert_allclose(
+            batch[m.name][plain], ref.values[:, j], rtol=0, atol=TOL, err_msg=m.name
+        )
+    rust = _reference(
+        retrieved,
+        relevant,
+        EXPECTED_METRICS,
+        "positive",
+        backend="rust",
+        ties="expected",
+        **options,
+    )
+    for j, m in enumerate(rust.metrics):
+        np.testing.assert_allclose(batch[m.name], rust.values[:, j], rtol=0, atol=TOL)
+    # one sample, by hand: a and x tie at the top, a relevant: P@1 = 1/2, mrr = 3/4
+    got = Scorer(["P@1", "mrr"], ties="expected")({"x": 1.0, "a": 1.0, "y": 0.5}, ["a"])
+    assert got == {"precision@1": 0.5, "mrr": 0.75}
+    # two members of one group tied before the group is satisfied: no defined order
+    with pytest.raises(RanklensInputError, match=r"row 0: ties='expected' is not defined"):
+        Scorer("mrr", ties="expected").batch([{"a": 1.0, "b": 1.0}], [[["a", "b"]]])
+    with pytest.raises(RanklensInputError, match=r"the sample: ties='expected' is not defined"):
+        Scorer("mrr", ties="expected")({"a": 1.0, "b": 1.0}, [["a", "b"]])
+    with pytest.raises(ranklens.UnknownMetricError, match="not available for err"):
+        Scorer("err@5", ties="expected")
+
+
+def test_scorer_options_by_hand():
+    ret, gt = ["x", "a", "y", "b"], {"a": 1, "b": 2}
+    # judged_only: x and y dropped, a at rank 1 and b at rank 2
+    got = ranklens.score(ret, gt, ["P@2", "mrr", "num_ret"], judged_only=True)
+    assert got == {"precision@2": 1.0, "mrr": 1.0, "num_ret": 2.0}
+    # max_docs=1: only x is scored
+    got = ranklens.score(ret, gt, ["P@2", "mrr", "num_ret", "mean_rank"], max_docs=1)
+    assert got == {"precision@2": 0.0, "mrr": 0.0, "num_ret": 1.0, "first_rel_rank": 2.0}
+    # ties: x and a tie; trec puts the larger id first (x), input the dict's first (a)
+    ret = {"a": 1.0, "x": 1.0, "y": 0.5}
+    assert ranklens.score(ret, ["a"], "mrr") == {"mrr": 0.5}
+    assert ranklens.score(ret, ["a"], "mrr", ties="input") == {"mrr": 1.0}
+    # a list is ranked as given: ties never apply
+    assert ranklens.score(["x", "a"], ["a"], "mrr", ties="input") == {"mrr": 0.5}
+    # score_labels: -1 is unjudged, dropped by judged_only
+    assert ranklens.score_labels([-1, 0, 1], ["P@1", "mrr"], judged_only=True) == {
+        "precision@1": 0.0,
+        "mrr": 0.5,
+    }
+    assert ranklens.score_labels([0, 1, 1], ["recall", "mrr"], max_docs=1) == {
+        "recall": 0.0,
+        "mrr": 0.0,
+    }
+    for bad in ({"ties": "random"}, {"max_docs": 0}, {"max_docs": True}, {"max_docs": 1.5}):
+        with pytest.raises(RanklensInputError):
+            Scorer("P@5", **bad)
+    with pytest.raises(RanklensInputError, match="miss=None is not defined with ties='expected'"):
+        Scorer("mean_rank@3", ties="expected", miss=None)
 
 
 def test_scorer_parses_once_and_reports_names():
@@ -302,6 +424,41 @@ def test_miss_and_mean_rank():
     )
 
 
+@pytest.mark.parametrize("backend", ["rust", "python"])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_miss_in_evaluate(backend, grouped):
+    # the rows of test_miss_and_mean_rank as queries: evaluate agrees with score*
+    rows = {"q1": ["x", "a"], "q2": ["x", "y", "z"], "q3": ["a"]}
+    run = {q: {d: 3.0 - i for i, d in enumerate(r)} for q, r in rows.items()}
+    if grouped:
+        qrels = Qrels.from_groups({q: [["a"]] for q in rows})
+    else:
+        qrels = {q: {"a": 1} for q in rows}
+    metrics = ["mean_rank@3", "first_rel_rank", "mrr"]
+    kplus1 = ranklens.evaluate(qrels, run, metrics, backend=backend)
+    assert list(kplus1.per_query("first_rel_rank@3").values()) == [2.0, 4.0, 1.0]
+    assert list(kplus1.per_query("first_rel_rank").values()) == [2.0, 4.0, 1.0]
+    assert kplus1["mean_rank@3"] == pytest.approx(7 / 3, abs=TOL)
+    none = ranklens.evaluate(qrels, run, metrics, backend=backend, miss=None)
+    per = none.per_query("first_rel_rank@3")
+    assert per["q1"] == 2.0 and math.isnan(per["q2"]) and per["q3"] == 1.0
+    # the mean over the queries with a hit, as BatchScores.mean
+    assert none["first_rel_rank@3"] == 1.5 and none["first_rel_rank"] == 1.5
+    assert none["mrr"] == pytest.approx(0.5, abs=TOL)
+    batch = ranklens.score_batch(list(rows.values()), [["a"]] * 3, metrics, miss=None)
+    assert batch.mean() == pytest.approx(none.to_dict(), abs=TOL)
+    # with max_docs=1 the hit of q1 at rank 2 is cut: a miss
+    cut = ranklens.evaluate(qrels, run, "mean_rank", backend=backend, miss=None, max_docs=1)
+    assert math.isnan(cut.per_query("first_rel_rank")["q1"]) and cut["first_rel_rank"] == 1.0
+    # no hit anywhere: no mean
+    nohit = ranklens.evaluate(qrels, {"q1": ["x"]}, "mean_rank@2", backend=backend, miss=None)
+    assert math.isnan(nohit["first_rel_rank@2"])
+    with pytest.raises(RanklensInputError, match="miss must be"):
+        ranklens.evaluate(qrels, run, metrics, backend=backend, miss="none")
+    with pytest.raises(RanklensInputError, match="not defined with ties='expected'"):
+        ranklens.evaluate(qrels, run, metrics, backend=backend, miss=None, ties="expected")
+
+
 # ---------------------------------------------------------------------------
 # 4. Spellings
 # ---------------------------------------------------------------------------
@@ -407,3 +564,48 @@ def test_err_gmax_is_the_largest_label_of_the_input():
     # R(2) = 3/8; err@2 = 1/8 + (7/8) * (3/8) / 2 = 0.125 + 0.1640625 = 0.2890625.
     out = ranklens.score_batch([["a", "b"], ["c"]], [{"a": 1, "b": 2}, {"c": 3}], "err@2")
     assert out["err@2"].tolist() == [0.2890625, 7 / 8]
+
+
+def test_ids_are_matched_by_value_not_identity():
+    # the Scorer compares the id objects: same object, else same hash and text
+    ret = ["".join(["d", str(i)]) for i in range(5)]
+    rel = ["".join(["d", str(i)]) for i in (3, 1)]
+    assert not any(a is b for a in ret for b in rel)
+    want = {"mrr": 0.5, "num_rel_ret": 2.0}
+    assert ranklens.score(ret, rel, ["mrr", "num_rel_ret"]) == want
+
+    # an int is its decimal string; a str subclass is its plain text
+    class Id(str):
+        def __eq__(self, other):  # never called: the text is compared
+            raise AssertionError
+
+        __hash__ = str.__hash__
+
+    assert ranklens.score([7, Id("d1"), "d3"], ["7", "d3"], ["num_rel_ret", "mrr"]) == {
+        "num_rel_ret": 2.0,
+        "mrr": 1.0,
+    }
+    # x (label 2) ranked above 3 (label 1): the ideal order
+    assert ranklens.score({Id("x"): 2.0, 3: 1.0}, {"3": 1, "x": 2}, "ndcg") == {"ndcg": 1.0}
+    with pytest.raises(RanklensInputError, match=r'"7" is retrieved twice \(ranks 1 and 2\)'):
+        ranklens.score([7, "7"], ["7"], "mrr")
+    with pytest.raises(RanklensInputError, match="an empty document id"):
+        ranklens.score(["a", ""], ["a"], "mrr")
+    with pytest.raises(RanklensInputError, match="an empty document id"):
+        ranklens.score_batch([["a"]], [[["", "a"]]], "mrr")
+
+
+def test_python_code_run_while_reading_cannot_free_a_read_id():
+    # A score's __float__ empties the ground-truth list while the row is read:
+    # the ids already read stay alive (held), the values are those of the input.
+    relevant = ["".join(["a", "b"]), "".join(["c", "d"])]  # only the list holds them
+
+    class Score:
+        def __float__(self):
+            relevant.clear()
+            return 1.0
+
+    retrieved = {"".join(["a", "b"]): Score(), "x": 0.5}
+    got = ranklens.score(retrieved, relevant, ["mrr", "num_rel", "num_rel_ret"])
+    assert got == {"mrr": 1.0, "num_rel": 2.0, "num_rel_ret": 1.0}
+    assert relevant == []

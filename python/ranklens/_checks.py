@@ -22,6 +22,7 @@ __all__ = [
     "check_level",
     "check_max_docs",
     "check_max_line",
+    "check_miss",
     "check_path",
     "check_score_precision",
     "check_threads",
@@ -99,6 +100,14 @@ def check_empty(empty: Any) -> None:
     """The policy for a query with nothing relevant or nothing retrieved."""
     if empty not in ("zero", "nan", "skip"):
         raise RanklensInputError(f"empty must be 'zero', 'nan' or 'skip', got {empty!r}")
+
+
+def check_miss(miss: Any) -> bool:
+    """``first_rel_rank`` with no relevant document in the top k: ``"k+1"`` or
+    ``None`` (NaN, a miss).  True for ``None``."""
+    if miss is not None and miss != "k+1":
+        raise RanklensInputError(f"miss must be 'k+1' or None, got {miss!r}")
+    return miss is None
 
 
 def check_ties(ties: Any) -> str:

@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_empty, check_level, check_max_docs, check_threads, check_ties
+from ranklens._checks import (
+    check_empty,
+    check_level,
+    check_max_docs,
+    check_miss,
+    check_threads,
+    check_ties,
+)
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._labels import warn_unreached
 from ranklens._names import Metric, parse_metrics
@@ -30,6 +37,7 @@ def evaluate(
     max_docs: int | None = None,
     ties: str = "trec",
     empty: str = "zero",
+    miss: str | None = "k+1",
     _warn_levels: bool = True,
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
@@ -57,6 +65,11 @@ def evaluate(
     ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``
     (NaN for every metric, so aggregates are NaN) or ``"skip"`` (NaN, left out
     of the aggregates, listed in ``res.skipped_queries``).
+    ``miss``: ``first_rel_rank`` (alias ``mean_rank``) of a query with no
+    relevant document in the top k: ``"k+1"`` (default: k + 1, or the ranking's
+    length + 1 without a cutoff) or ``None`` (NaN, as Axion's
+    ``rank_of_first_relevant``; the aggregate is then the mean over the queries
+    with a hit).  ``None`` with ``ties="expected"`` is an error.
     The diversity metrics (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...) need
     subtopic judgments: qrels from ``Qrels.from_subtopics``,
     ``Qrels.from_trec(path, subtopics=True)`` or ``Qrels.from_groups`` (a group is
@@ -73,6 +86,7 @@ def evaluate(
     nthreads = check_threads(threads)
     check_max_docs(max_docs)
     check_ties(ties)
+    miss_nan = check_miss(miss)
     q = as_qrels(qrels)
     r = as_run(run)
     if len(q) == 0:
@@ -91,6 +105,7 @@ def evaluate(
             max_docs,
             ties,
             q._subtopics,
+            miss_nan,
         )
         qids = q.query_ids
         missing = [qids[i] for i in np.flatnonzero(run_index < 0)]
@@ -113,6 +128,7 @@ def evaluate(
             ties=ties,
             groups=groups,
             subtopics=subtopics,
+            miss_nan=miss_nan,
         )
         qids = q.query_ids
         values = np.array([[per[qid][m.name] for m in ms] for qid in qids], dtype=np.float64)
@@ -123,15 +139,24 @@ def evaluate(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
+    misses = frozenset(m.name for m in ms if m.family == "first_rel_rank" and miss_nan)
     if empty == "zero":
-        return Results(ms, qids, values, missing, ignored, level)
+        return Results(ms, qids, values, missing, ignored, level, nan_is_miss=misses)
     rows = _empty_rows(q, r)
     if len(rows):
         values = values.copy()
         values[rows] = np.nan
     skipped = [qids[i] for i in rows] if empty == "skip" else []
     return Results(
-        ms, qids, values, missing, ignored, level, skipped, rows if empty == "skip" else None
+        ms,
+        qids,
+        values,
+        missing,
+        ignored,
+        level,
+        skipped,
+        rows if empty == "skip" else None,
+        nan_is_miss=misses,
     )
 
 

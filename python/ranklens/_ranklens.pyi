@@ -60,6 +60,7 @@ def evaluate(
     ties: str = "trec",
     subtopics: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.float64]]
     | None = None,
+    miss_nan: bool = False,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> list[str]: ...
 def nested_dict(
@@ -135,6 +136,9 @@ class RowScorer:
         warn_level: float,
         warning: type[Warning],
         warn_text: str,
+        judged_only: bool = False,
+        max_docs: int | None = None,
+        ties: str = "trec",
     ) -> RowScorer: ...
     def __call__(self, retrieved: object, relevant: object) -> dict[str, float]: ...
     def _batch(

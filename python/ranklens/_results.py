@@ -103,6 +103,8 @@ class Results:
       per-query values are NaN).
     * ``res.values`` – the ``queries x metrics`` array, rows in ``res.query_ids``
       order, columns in ``res.metrics`` order.
+    * ``first_rel_rank`` scored with ``evaluate(miss=None)``: NaN on a miss, and
+      its aggregate is the mean over the queries with a hit (NaN if none).
     """
 
     def __init__(
@@ -115,8 +117,11 @@ class Results:
         relevance_level: float,
         skipped_queries: list[str] | None = None,
         skipped_rows: np.ndarray | None = None,
+        nan_is_miss: frozenset[str] = frozenset(),
     ) -> None:
         values.setflags(write=False)
+        #: Metrics whose NaNs are misses (``miss=None``), left out of the mean.
+        self._nan_is_miss = nan_is_miss
         self.skipped_queries = list(skipped_queries or [])
         #: Rows of ``values`` the aggregates leave out (``empty="skip"``).
         self._kept: np.ndarray | None = None
@@ -153,6 +158,10 @@ class Results:
             col = col[self._kept]
             if not len(col):
                 return float("nan")  # every query skipped: no mean to take
+        if self.metrics[j].name in self._nan_is_miss:
+            col = col[~np.isnan(col)]
+            if not len(col):
+                return float("nan")  # no hit: no rank to average
         if self.metrics[j].aggregate == "sum":
             return float(col.sum())
         if self.metrics[j].aggregate == "gmean":  # trec_eval part A: gm_map, gm_bpref

@@ -41,6 +41,14 @@ Options shared by every function here:
   ``"k+1"`` (default: k + 1, or the list length + 1 without a cutoff, as
   trec_eval-style mean rank tools) or ``None`` (NaN in arrays, as Axion's
   ``rank_of_first_relevant``; :meth:`BatchScores.mean` then averages over hits).
+  :func:`ranklens.evaluate` takes the same ``miss``.
+* ``ties``, ``judged_only``, ``max_docs`` -- as in :func:`ranklens.evaluate`:
+  ``ties`` orders equal scores of a retrieved dict (``"trec"``: id descending,
+  ``"input"``: the dict's order, ``"expected"``: the expected value over their
+  orderings; a retrieved list has no ties); ``judged_only=True`` drops retrieved
+  ids not in the ground truth (or with a negative label) first, ranks closing
+  up (trec_eval ``-J``); ``max_docs`` scores only the top ``max_docs`` retrieved
+  (trec_eval ``-M``, after ``duplicates="first"`` has dropped repeats).
 """
 
 from __future__ import annotations
@@ -53,7 +61,14 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_empty, check_level, check_threads
+from ranklens._checks import (
+    check_empty,
+    check_level,
+    check_max_docs,
+    check_miss,
+    check_threads,
+    check_ties,
+)
 from ranklens._labels import checked_level, warn_text
 from ranklens._names import FAMILIES, Metric, parse_metrics
 from ranklens._results import BatchScores, Scores
@@ -117,7 +132,7 @@ class Scorer(_ranklens.RowScorer):
     ``k``: cutoffs given to the names without one (``k=[5, 10]``).  The other
     options are described in :mod:`ranklens._score` (module docstring):
     ``relevance_level`` (default ``"positive"``), ``empty``, ``duplicates``,
-    ``miss``.
+    ``miss``, ``ties``, ``judged_only``, ``max_docs``.
 
     ``scorer(retrieved, relevant)`` -> :class:`~ranklens.Scores` (a dict of
     canonical names; any spelling finds a metric).  ``scorer.batch(retrieved_lists,
@@ -133,6 +148,9 @@ class Scorer(_ranklens.RowScorer):
     relevance_level: float
     empty: str
     miss: str | None
+    ties: str
+    judged_only: bool
+    max_docs: int | None
 
     def __new__(
         cls,
@@ -143,14 +161,18 @@ class Scorer(_ranklens.RowScorer):
         empty: str = "zero",
         duplicates: str = "raise",
         miss: str | None = "k+1",
+        ties: str = "trec",
+        judged_only: bool = False,
+        max_docs: int | None = None,
     ) -> Scorer:
         ms = expand_cutoffs(metrics, k)
         level = check_level(relevance_level)
         check_empty(empty)
         if duplicates not in ("raise", "first"):
             raise RanklensInputError(f"duplicates must be 'raise' or 'first', got {duplicates!r}")
-        if miss is not None and miss != "k+1":
-            raise RanklensInputError(f"miss must be 'k+1' or None, got {miss!r}")
+        check_miss(miss)
+        check_ties(ties)
+        check_max_docs(max_docs)
         self = super().__new__(
             cls,
             [(m.family, m.k, m.rel, list(m.params)) for m in ms],
@@ -163,11 +185,17 @@ class Scorer(_ranklens.RowScorer):
             checked_level(ms, level),
             RanklensWarning,
             warn_text(ms, level),
+            bool(judged_only),
+            max_docs,
+            ties,
         )
         self.metrics = ms
         self.relevance_level = level
         self.empty = empty
         self.miss = miss
+        self.ties = ties
+        self.judged_only = bool(judged_only)
+        self.max_docs = max_docs
         return self
 
     @property
@@ -208,6 +236,9 @@ def score_batch(
     empty: str = "zero",
     duplicates: str = "raise",
     miss: str | None = "k+1",
+    ties: str = "trec",
+    judged_only: bool = False,
+    max_docs: int | None = None,
     threads: int | None = None,
 ) -> BatchScores:
     """Score many rows at once: ``{metric name: float64 array, one value per row}``
@@ -227,12 +258,23 @@ def score_batch(
         empty=empty,
         duplicates=duplicates,
         miss=miss,
+        ties=ties,
+        judged_only=judged_only,
+        max_docs=max_docs,
     )
     return scorer.batch(retrieved_lists, relevant_lists, threads=threads)
 
 
 def _cached_scorer(
-    metrics: Any, k: Any, level: Any, empty: Any, duplicates: Any, miss: Any
+    metrics: Any,
+    k: Any,
+    level: Any,
+    empty: Any,
+    duplicates: Any,
+    miss: Any,
+    ties: Any = "trec",
+    judged_only: Any = False,
+    max_docs: Any = None,
 ) -> Scorer:
     """A :class:`Scorer` for these arguments, built once: ``score`` in a loop then
     costs one call, not a parse of the names per sample."""
@@ -240,7 +282,8 @@ def _cached_scorer(
         metrics = tuple(metrics)  # a generator is read once, here
     ks = tuple(k) if isinstance(k, list) else k
     # The types too: True == 1 == 1.0, but a bool is not a valid k or level.
-    key = (metrics, ks, type(k), type(level), level, empty, duplicates, miss)
+    key = (metrics, ks, type(k), type(level), level, empty, duplicates, miss, ties)
+    key += (type(judged_only), judged_only, type(max_docs), max_docs)
     if isinstance(ks, tuple):
         key += tuple(map(type, ks))
     try:
@@ -249,7 +292,15 @@ def _cached_scorer(
         key, scorer = None, None
     if scorer is None:
         scorer = Scorer(
-            metrics, k=k, relevance_level=level, empty=empty, duplicates=duplicates, miss=miss
+            metrics,
+            k=k,
+            relevance_level=level,
+            empty=empty,
+            duplicates=duplicates,
+            miss=miss,
+            ties=ties,
+            judged_only=judged_only,
+            max_docs=max_docs,
         )
         if key is not None:
             if len(_SCORERS) >= 64:
@@ -276,6 +327,9 @@ def score(
     empty: str = "zero",
     duplicates: str = "raise",
     miss: str | None = "k+1",
+    ties: str = "trec",
+    judged_only: bool = False,
+    max_docs: int | None = None,
 ) -> Scores:
     """Score one ranked list: ``{metric name: value}`` (any spelling finds a metric).
 
@@ -286,7 +340,9 @@ def score(
     The :class:`Scorer` of each metric list is kept (the last 64), so calling
     ``score`` per sample parses the names once.
     """
-    scorer = _cached_scorer(metrics, k, relevance_level, empty, duplicates, miss)
+    scorer = _cached_scorer(
+        metrics, k, relevance_level, empty, duplicates, miss, ties, judged_only, max_docs
+    )
     return scorer(retrieved, relevant)
 
 
@@ -297,6 +353,8 @@ def score_labels(
     k: Cutoffs = None,
     relevance_level: float | str = "positive",
     miss: str | None = "k+1",
+    judged_only: bool = False,
+    max_docs: int | None = None,
 ) -> Scores:
     """Score a ranked list given as its relevance labels, top first: the
     tutorials' form, no ids to invent.
@@ -306,10 +364,19 @@ def score_labels(
 
     The labels are the whole ground truth: the ideal ranking (nDCG) sorts them,
     and R (recall, MAP) counts the relevant ones among them.  A label of 0 is a
-    judged non-relevant document; a negative label, an unjudged one.
+    judged non-relevant document; a negative label, an unjudged one
+    (``judged_only=True`` drops those first).  ``max_docs``: score only the top
+    ``max_docs`` labels (the ground truth keeps them all).
     """
     labels = list(labels)
-    scorer = Scorer(metrics, k=k, relevance_level=relevance_level, miss=miss)
+    scorer = Scorer(
+        metrics,
+        k=k,
+        relevance_level=relevance_level,
+        miss=miss,
+        judged_only=judged_only,
+        max_docs=max_docs,
+    )
     return scorer(list(range(len(labels))), dict(enumerate(labels)))
 
 
@@ -372,6 +439,9 @@ def score_frame(
     empty: str = "zero",
     duplicates: str = "raise",
     miss: str | None = "k+1",
+    ties: str = "trec",
+    judged_only: bool = False,
+    max_docs: int | None = None,
     threads: int | None = None,
 ) -> Any:
     """Per-row scores of a pandas or polars DataFrame with list columns.
@@ -419,6 +489,9 @@ def score_frame(
             empty=empty,
             duplicates=duplicates,
             miss=miss,
+            ties=ties,
+            judged_only=judged_only,
+            max_docs=max_docs,
             threads=threads,
         )
         out, skipped = dict(res), res.skipped

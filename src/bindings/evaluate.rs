@@ -49,6 +49,7 @@ pub(super) fn eval_setup(
         judged_only,
         max_docs,
         ties: eval::Ties::from_name(ties)?,
+        miss_nan: false,
         cancel: Cancel::default(),
     };
     let specs = metrics
@@ -73,7 +74,7 @@ pub(super) type EvalArrays<'py> = (
 // The arguments mirror the Python keyword arguments one to one.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", subtopics = None))]
+#[pyo3(signature = (qrels, run, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", subtopics = None, miss_nan = false))]
 pub(super) fn evaluate<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
@@ -85,10 +86,12 @@ pub(super) fn evaluate<'py>(
     max_docs: Option<usize>,
     ties: &str,
     subtopics: Option<SubtopicArrays<'py>>,
+    miss_nan: bool,
 ) -> PyResult<EvalArrays<'py>> {
     let err = |e: Error| to_py(py, e);
-    let (opts, specs) =
+    let (mut opts, specs) =
         eval_setup(&metrics, relevance_level, judged_only, max_docs, ties).map_err(err)?;
+    opts.miss_nan = miss_nan;
     let q = side(&qrels)?.map_err(err)?;
     let q = match &subtopics {
         None => q,

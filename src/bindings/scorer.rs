@@ -3,6 +3,50 @@
 //! reads the retrieved list and the ground truth straight from the Python
 //! objects, matches ids row by row (no vocabulary, no sorting of a side), and
 //! returns the values.
+//!
+//! Why ids are matched as Python objects, while they are read: a row's ids are
+//! only ever compared with the same row's ids, so no global vocabulary and no
+//! UTF-8 copy is needed.  Each id is its `str` object and Python's hash of it
+//! (cached in the object: a `str` hashes once in its life); two ids are the
+//! same when they are the same object, or have equal hashes and compare equal
+//! (`PyObject_RichCompareBool` on two exact `str`s runs no Python code).  An
+//! `int` id is its decimal `str` (`1` and `"1"` are one id, as everywhere in
+//! ranklens); a `str` subclass is read as a plain `str`.  The matching happens
+//! in the one pass that reads the rows (under the GIL: comparing needs it),
+//! which leaves per row only numbers: the labels of its groups, the group of
+//! each ground-truth entry and, per rank, the entry retrieved there.  The
+//! kernels then run on those without the GIL, in parallel for a large batch.
+//! Ids are never encoded, so an id holding a lone surrogate is an id like any
+//! other here (`evaluate`, which writes ids as UTF-8, rejects it).  The common
+//! cell, a list of exact `str`s, is read without taking a reference to each id
+//! (`Reader::borrowed_ids`, GIL builds only).
+//!
+//! Profile of `Scorer.batch` on `benches/bench_rag.py`'s 10,000 rows (six
+//! metrics, ten retrieved and two relevant ids a row), one thread, 2026-11-25,
+//! 2-core KVM guest under a load of 5-18 (other builds): reading ids as UTF-8
+//! copies (bytes copied and hashed, then matched in parallel without the GIL)
+//! was ~63% of the batch in `perf` samples (`push_id` 20%, `push_row` 11%, the
+//! UTF-8 access and copies ~9%); the batch took 7.56 ms of CPU against the
+//! naive loop's 34.5 ms (4.6x; quick build).  Matching the objects while
+//! reading: 4.53 ms (7.5x); reading plain-`str` lists by borrowed pointer and
+//! a probe without a result enum: 3.94 ms (8.8x); the retrieved list read
+//! before the table is sized (no `len()` call): 3.32 ms.  The release build
+//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.  What is left (callgrind, instructions
+//! per row): ~2,400 reading and matching (a `PyObject_Hash` call and a probe
+//! per id: ~14 ids a row), ~1,900 scoring (`core::rows`: the running sums
+//! ~550, the six kernels ~470, the rest building the row's label vectors).
+//! 20x the loop (~170 ns a row) would need about half of that in total.
+//!
+//! Negative results (measured, not kept): prefetching the next rows' id
+//! objects (the `perf` samples sat on the first touch of each id) changed
+//! nothing; building `PrefixBuf`'s running sums in one pass per sum (mapped
+//! slices, one allocation check each) took more instructions than the single
+//! loop, not fewer.  The pool (rayon) for the scoring did not pay on this
+//! loaded machine (best of 9, wall: 10,000 rows 4.15 ms serial against 5.97
+//! ms pooled; 3,000 rows 1.01 against 0.92; 1,000 rows 0.31 against 0.33): it
+//! is kept for batches from `PARALLEL_ROWS` rows, where the scoring (~45% of
+//! a batch) can spread over idle cores, and `threads=1` keeps any batch
+//! serial.  CPU time counts every thread: the pool can only show in wall time.
 
 use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
@@ -10,6 +54,7 @@ use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
 use crate::core::rows::{score_sample, Sample, Scratch, NO_GROUP};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use rayon::prelude::*;
@@ -18,62 +63,55 @@ use std::ffi::CString;
 
 use super::evaluate::MetricArg;
 
-/// An id: its bytes in `Flat::bytes` and a hash of them (ids are compared by
-/// hash first, bytes only when the hashes are equal).
-#[derive(Clone, Copy, Debug)]
-struct Id {
-    start: usize,
-    end: usize,
-    hash: u64,
+/// Rows from which a batch's scoring runs on the pool (see the module note:
+/// below, a batch is over in about a millisecond).
+const PARALLEL_ROWS: usize = 4096;
+
+/// No ground-truth entry (a retrieved id that is not in the ground truth).
+const NONE: u32 = u32::MAX;
+
+/// An id: its `str` object (kept alive by `Reader::hold`) and Python's hash.
+#[derive(Clone, Copy)]
+struct Key {
+    obj: *mut ffi::PyObject,
+    hash: ffi::Py_hash_t,
 }
 
-/// A fast non-cryptographic hash of an id's bytes (FxHash's mixing, 8 bytes
-/// at a time).
-fn id_hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let mut h = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    }
-    // The tail byte by byte: a variable-length copy would be a memcpy call.
-    let mut w = 0u64;
-    for (i, &b) in chunks.remainder().iter().enumerate() {
-        w |= u64::from(b) << (8 * i);
-    }
-    let h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-    // The table indexes by the low bits, which a multiply only feeds from the
-    // low bits of its input: fold the high bits down.
-    h ^ (h >> 32) ^ (h >> 47)
-}
-
-/// Rows read from Python: ids copied into one buffer, per row its groups
-/// (labels), its ground-truth entries and its retrieved list.
+/// Rows read and matched: only numbers, no Python object.
 #[derive(Default)]
-struct Flat {
-    bytes: Vec<u8>,
-    /// Ground-truth entries: (id, group within the row).
-    gt: Vec<(Id, u32)>,
-    /// Group labels, all rows.
+struct Matched {
+    /// The label of each group, all rows.
     labels: Vec<f64>,
-    /// Retrieved ids in input order.
-    ret: Vec<Id>,
-    /// Scores of retrieved ids given as a mapping (else empty for the row).
+    /// The group (within its row) of each ground-truth entry, all rows.
+    groups: Vec<u32>,
+    /// Per kept retrieved id, in rank order: its ground-truth entry (within
+    /// its row) or `NONE`.
+    ranked: Vec<u32>,
+    /// With `Setup::general` only, per kept retrieved id: its score (a list
+    /// is ranked as given: strictly decreasing scores) and input position.
     scores: Vec<f64>,
+    pos: Vec<u32>,
     rows: Vec<RowSpan>,
 }
 
 #[derive(Clone, Copy, Default)]
 struct RowSpan {
-    gt: (usize, usize),
     labels: (usize, usize),
-    ret: (usize, usize),
-    /// Whether the retrieved ids came with scores (a mapping): ranked by them.
-    scored: bool,
+    groups: (usize, usize),
+    ranked: (usize, usize),
     /// No ground truth or nothing retrieved.
     empty: bool,
+}
+
+impl Matched {
+    fn clear(&mut self) {
+        self.labels.clear();
+        self.groups.clear();
+        self.ranked.clear();
+        self.scores.clear();
+        self.pos.clear();
+        self.rows.clear();
+    }
 }
 
 /// Where a message points: nothing for a single sample, the row in a batch.
@@ -101,39 +139,12 @@ fn bad(py: Python<'_>, msg: String) -> PyErr {
     to_py(py, Error::InvalidInput(msg))
 }
 
-/// Append an id's bytes (a `str`, or an `int` in decimal, as everywhere in
-/// ranklens); returns its range.
-fn push_id(
-    obj: &Bound<'_, PyAny>,
-    row: Option<usize>,
-    what: &str,
-    bytes: &mut Vec<u8>,
-) -> PyResult<Id> {
-    let start = bytes.len();
-    if let Ok(s) = obj.cast::<PyString>() {
-        let text = super::str_utf8(s, || format!("{}{what}", at(row)))?;
-        bytes.extend_from_slice(text.as_bytes());
-    } else if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-        bytes.extend_from_slice(obj.str()?.to_cow()?.as_bytes());
-    } else {
-        return Err(bad(
-            obj.py(),
-            format!(
-                "{}{what} must be a str or an int, got {} ({})",
-                at(row),
-                obj.get_type().name()?,
-                obj.repr()?
-            ),
-        ));
-    }
-    if bytes.len() == start {
-        return Err(bad(obj.py(), format!("{}an empty document id", at(row))));
-    }
-    Ok(Id {
-        start,
-        end: bytes.len(),
-        hash: id_hash(&bytes[start..]),
-    })
+/// An id as a message shows it: `"d1"`.
+fn shown(obj: *mut ffi::PyObject, py: Python<'_>) -> String {
+    // SAFETY: `obj` is a live `str` held by the reader.
+    let s = unsafe { Bound::from_borrowed_ptr(py, obj) };
+    let text = s.str().map(|t| t.to_string_lossy().into_owned());
+    format!("{:?}", text.unwrap_or_default())
 }
 
 fn number(obj: &Bound<'_, PyAny>) -> Option<f64> {
@@ -143,125 +154,28 @@ fn number(obj: &Bound<'_, PyAny>) -> Option<f64> {
     obj.extract::<f64>().ok()
 }
 
-impl Flat {
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.gt.clear();
-        self.labels.clear();
-        self.ret.clear();
-        self.scores.clear();
-        self.rows.clear();
-    }
-
-    fn id(&self, r: Id) -> &[u8] {
-        &self.bytes[r.start..r.end]
-    }
-
-    fn same(&self, a: Id, b: Id) -> bool {
-        a.hash == b.hash && self.id(a) == self.id(b)
-    }
-
-    /// A label or score: a finite number (a message naming the document if not).
-    fn value(&self, v: &Bound<'_, PyAny>, id: Id, row: Option<usize>, what: &str) -> PyResult<f64> {
-        let doc = || String::from_utf8_lossy(self.id(id)).into_owned();
-        match number(v) {
-            Some(x) if x.is_finite() => Ok(x),
-            Some(_) => Err(bad(
-                v.py(),
-                format!(
-                    "{}document {:?}: the {what} is NaN or infinite",
-                    at(row),
-                    doc()
-                ),
-            )),
-            None => Err(bad(
-                v.py(),
-                format!(
-                    "{}document {:?}: the {what} must be a number, got {}",
-                    at(row),
-                    doc(),
-                    v.repr().map(|x| x.to_string()).unwrap_or_default()
-                ),
-            )),
-        }
-    }
-
-    /// Read one sample's ground truth and retrieved list.
-    fn push_row(
-        &mut self,
-        relevant: &Bound<'_, PyAny>,
-        retrieved: &Bound<'_, PyAny>,
-        row: Option<usize>,
-    ) -> PyResult<()> {
-        let py = relevant.py();
-        let mut span = RowSpan {
-            gt: (self.gt.len(), 0),
-            labels: (self.labels.len(), 0),
-            ret: (self.ret.len(), 0),
-            ..Default::default()
-        };
-        let mut empty = false;
-        if is_missing(relevant) {
-            empty = true;
-        } else if let Ok(d) = relevant.cast::<PyDict>() {
-            for (k, v) in d.iter() {
-                let id = push_id(&k, row, "a document id", &mut self.bytes)?;
-                let label = self.value(&v, id, row, "label")?;
-                let g = (self.labels.len() - span.labels.0) as u32;
-                self.gt.push((id, g));
-                self.labels.push(label);
-            }
-        } else {
-            let what = "the ground truth (a list of ids or groups, a dict id -> label, or None)";
-            let first = span.labels.0;
-            each_item(relevant, row, what, |item| {
-                let g = (self.labels.len() - first) as u32;
-                if is_id(item) {
-                    let id = push_id(item, row, "a document id", &mut self.bytes)?;
-                    self.gt.push((id, g));
-                } else {
-                    let before = self.gt.len();
-                    each_item(item, row, "a group (a list of ids)", |m| {
-                        let id = push_id(m, row, "a document id", &mut self.bytes)?;
-                        self.gt.push((id, g));
-                        Ok(())
-                    })?;
-                    if self.gt.len() == before {
-                        return Err(bad(py, format!("{}group {g} is empty", at(row))));
-                    }
-                }
-                self.labels.push(1.0);
-                Ok(())
-            })?;
-        }
-        span.gt.1 = self.gt.len();
-        span.labels.1 = self.labels.len();
-        empty |= span.labels.0 == span.labels.1;
-
-        if is_missing(retrieved) {
-            empty = true;
-        } else if let Ok(d) = retrieved.cast::<PyDict>() {
-            span.scored = true;
-            for (k, v) in d.iter() {
-                let id = push_id(&k, row, "a document id", &mut self.bytes)?;
-                let score = self.value(&v, id, row, "score")?;
-                self.ret.push(id);
-                self.scores.push(score);
-            }
-        } else {
-            let what = "the retrieved list (a list of ids, a dict id -> score, or None)";
-            each_item(retrieved, row, what, |item| {
-                let id = push_id(item, row, "a retrieved id", &mut self.bytes)?;
-                self.ret.push(id);
-                self.scores.push(0.0);
-                Ok(())
-            })?;
-        }
-        span.ret.1 = self.ret.len();
-        empty |= span.ret.0 == span.ret.1;
-        span.empty = empty;
-        self.rows.push(span);
-        Ok(())
+/// A label or score: a finite number (a message naming the document if not).
+fn value(v: &Bound<'_, PyAny>, id: Key, row: Option<usize>, what: &str) -> PyResult<f64> {
+    let py = v.py();
+    match number(v) {
+        Some(x) if x.is_finite() => Ok(x),
+        Some(_) => Err(bad(
+            py,
+            format!(
+                "{}document {}: the {what} is NaN or infinite",
+                at(row),
+                shown(id.obj, py)
+            ),
+        )),
+        None => Err(bad(
+            py,
+            format!(
+                "{}document {}: the {what} must be a number, got {}",
+                at(row),
+                shown(id.obj, py),
+                v.repr().map(|x| x.to_string()).unwrap_or_default()
+            ),
+        )),
     }
 }
 
@@ -270,15 +184,15 @@ fn each_item<'py>(
     obj: &Bound<'py, PyAny>,
     row: Option<usize>,
     what: &str,
-    mut f: impl FnMut(&Bound<'py, PyAny>) -> PyResult<()>,
+    mut f: impl FnMut(Bound<'py, PyAny>) -> PyResult<()>,
 ) -> PyResult<()> {
     if let Ok(l) = obj.cast::<PyList>() {
         for item in l.iter() {
-            f(&item)?;
+            f(item)?;
         }
         return Ok(());
     }
-    for item in &ground_items(obj, row, what)? {
+    for item in ground_items(obj, row, what)? {
         f(item)?;
     }
     Ok(())
@@ -309,72 +223,420 @@ fn ground_items<'py>(
     }
 }
 
-/// Per-thread buffers for matching ids.
-#[derive(Default)]
-struct MatchScratch {
-    rows: Scratch,
-    order: Vec<usize>,
-    ranked: Vec<u32>,
-    /// The ground-truth ids of the row, and the retrieved ids seen so far.
-    truth: IdTable,
-    seen: IdTable,
-    /// Rank (in the kept list) of each retrieved id, by input position.
-    rank_of: Vec<usize>,
+/// Reads rows into a [`Matched`], matching each retrieved id against its
+/// row's ground truth as it goes (see the module note).
+struct Reader<'py> {
+    py: Python<'py>,
+    /// The row's id objects, kept alive while their keys are in use.
+    hold: Vec<Bound<'py, PyAny>>,
+    /// The row's ground-truth entries, then its kept retrieved ids.
+    keys: Vec<Key>,
+    /// Open addressing over `keys` by hash: index + 1, 0 for empty.
+    table: Vec<u32>,
+    /// A scored row's retrieved ids before ranking: key, score, position.
+    scored: Vec<(Key, f64, u32)>,
+    /// The keys read by `borrowed_ids`.
+    read: Vec<Key>,
+    /// Keep the scores and positions of kept ids (`Setup::general`).
+    general: bool,
+    /// `duplicates="first"`.
+    first: bool,
 }
 
-/// A small open-addressing set of a row's ids (positions into a slice of
-/// `Id`s), probed by the ids' hashes: a lookup is about one comparison, where
-/// comparing a ten-document list pairwise took 45.
-#[derive(Default)]
-struct IdTable {
-    /// Position + 1 of the id in each slot, 0 for an empty slot.
-    slots: Vec<u32>,
-}
-
-impl IdTable {
-    fn reset(&mut self, n: usize) {
-        let size = (2 * n).next_power_of_two().max(8);
-        self.slots.clear();
-        self.slots.resize(size, 0);
+impl<'py> Reader<'py> {
+    fn new(py: Python<'py>, general: bool, first: bool) -> Self {
+        Reader {
+            py,
+            hold: Vec::new(),
+            keys: Vec::new(),
+            table: Vec::new(),
+            scored: Vec::new(),
+            read: Vec::new(),
+            general,
+            first,
+        }
     }
 
-    /// The position of an id equal to `id`, or `None` after inserting `pos`
-    /// (with `insert`); `key(p)` is the id at position `p`.
-    fn probe(
-        &mut self,
-        f: &Flat,
-        id: Id,
-        pos: usize,
-        insert: bool,
-        key: impl Fn(usize) -> Id,
-    ) -> Option<usize> {
-        let mask = self.slots.len() - 1;
-        let mut i = (id.hash as usize) & mask;
-        loop {
-            match self.slots[i] {
-                0 => {
-                    if insert {
-                        self.slots[i] = pos as u32 + 1;
+    /// The key of an id: a `str` (an exact `str` as is, a subclass as its
+    /// plain `str`), or an `int` as its decimal `str`; anything else is an
+    /// error.
+    fn key(&mut self, obj: Bound<'py, PyAny>, row: Option<usize>, what: &str) -> PyResult<Key> {
+        let obj = if obj.is_exact_instance_of::<PyString>() {
+            obj
+        } else if obj.is_instance_of::<PyString>() {
+            // SAFETY: a `str` subclass instance; returns a new reference.
+            unsafe {
+                Bound::from_owned_ptr_or_err(self.py, ffi::PyUnicode_FromObject(obj.as_ptr()))?
+            }
+        } else if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+            obj.str()?.into_any()
+        } else {
+            return Err(bad(
+                self.py,
+                format!(
+                    "{}{what} must be a str or an int, got {} ({})",
+                    at(row),
+                    obj.get_type().name()?,
+                    obj.repr()?
+                ),
+            ));
+        };
+        // SAFETY: `obj` is a live exact `str`; its hash never fails.
+        let hash = unsafe { ffi::PyObject_Hash(obj.as_ptr()) };
+        if hash == -1 {
+            return Err(PyErr::fetch(self.py));
+        }
+        // "" is the one `str` whose hash is 0 for sure; others may share it.
+        if hash == 0 && obj.len()? == 0 {
+            return Err(bad(self.py, format!("{}an empty document id", at(row))));
+        }
+        let key = Key {
+            obj: obj.as_ptr(),
+            hash,
+        };
+        self.hold.push(obj);
+        Ok(key)
+    }
+
+    /// The common cell, a list of plain `str` ids, read without taking a
+    /// reference to each id: their keys into `read`, and `true`.  `false`
+    /// (nothing read) for any other cell, which the general path reads.
+    ///
+    /// Why this is sound: the ids stay alive as long as the list holds them,
+    /// and the list cannot change while the GIL is held and no Python code
+    /// runs (hashing and comparing exact `str`s runs none).  The ground
+    /// truth's ids are then held (reading the retrieved side may run Python
+    /// code); the retrieved list is read just before its ids are matched,
+    /// which runs none.  Not on free-threaded Python, where another thread
+    /// could change a list at any time.
+    fn borrowed_ids(&mut self, cell: &Bound<'py, PyAny>, row: Option<usize>) -> PyResult<bool> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            if !cell.is_exact_instance_of::<PyList>() {
+                return Ok(false);
+            }
+            self.read.clear();
+            let list = cell.as_ptr();
+            // SAFETY: an exact list.
+            self.read
+                .reserve(unsafe { ffi::PyList_Size(list) }.max(0) as usize);
+            // SAFETY: `list` is an exact list; indices are in range; the items
+            // are borrowed (see above) and only exact `str`s are used.
+            unsafe {
+                let n = ffi::PyList_Size(list);
+                let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
+                for i in 0..n {
+                    let item = ffi::PyList_GetItem(list, i);
+                    if item.is_null() || ffi::Py_TYPE(item) != str_type {
+                        return Ok(false);
                     }
-                    return None;
+                    let hash = ffi::PyObject_Hash(item);
+                    if hash == -1 {
+                        return Err(PyErr::fetch(self.py));
+                    }
+                    if hash == 0 && ffi::PyUnicode_GetLength(item) == 0 {
+                        return Err(bad(self.py, format!("{}an empty document id", at(row))));
+                    }
+                    self.read.push(Key { obj: item, hash });
+                }
+            }
+            Ok(true)
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            let _ = (cell, row);
+            Ok(false)
+        }
+    }
+
+    #[inline]
+    fn same(&self, a: Key, b: Key) -> PyResult<bool> {
+        if a.obj == b.obj {
+            return Ok(true);
+        }
+        if a.hash != b.hash {
+            return Ok(false);
+        }
+        self.equal(a, b)
+    }
+
+    /// Two distinct `str` objects of one hash: their texts compared.
+    #[cold]
+    fn equal(&self, a: Key, b: Key) -> PyResult<bool> {
+        // SAFETY: both are live exact `str`s held by the reader.
+        match unsafe { ffi::PyObject_RichCompareBool(a.obj, b.obj, ffi::Py_EQ) } {
+            -1 => Err(PyErr::fetch(self.py)),
+            r => Ok(r == 1),
+        }
+    }
+
+    fn reset_table(&mut self, n: usize) {
+        let size = (2 * n).next_power_of_two().max(8);
+        self.table.clear();
+        self.table.resize(size, 0);
+    }
+
+    /// Insert ground-truth entry `keys[i]`; `Some(j)`: the same id is entry `j`.
+    fn insert_truth(&mut self, i: usize) -> PyResult<Option<usize>> {
+        let key = self.keys[i];
+        let mask = self.table.len() - 1;
+        let mut slot = (key.hash as usize) & mask;
+        loop {
+            match self.table[slot] {
+                0 => {
+                    self.table[slot] = i as u32 + 1;
+                    return Ok(None);
                 }
                 p => {
                     let p = p as usize - 1;
-                    if f.same(key(p), id) {
-                        return Some(p);
+                    if self.same(self.keys[p], key)? {
+                        return Ok(Some(p));
                     }
                 }
             }
-            i = (i + 1) & mask;
+            slot = (slot + 1) & mask;
         }
+    }
+
+    /// Read and match one sample into `m`.
+    fn row(
+        &mut self,
+        m: &mut Matched,
+        relevant: &Bound<'py, PyAny>,
+        retrieved: &Bound<'py, PyAny>,
+        row: Option<usize>,
+    ) -> PyResult<()> {
+        let py = self.py;
+        self.hold.clear();
+        self.keys.clear();
+        let mut span = RowSpan {
+            labels: (m.labels.len(), 0),
+            groups: (m.groups.len(), 0),
+            ranked: (m.ranked.len(), 0),
+            empty: false,
+        };
+        let mut empty = false;
+        let first_label = m.labels.len();
+        if self.borrowed_ids(relevant, row)? {
+            // Plain ids: one group each.  Held: reading the retrieved side
+            // may run Python code (a score's `__float__`).
+            for key in &self.read {
+                // SAFETY: `key.obj` is alive (its list holds it).
+                self.hold
+                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
+            }
+            self.keys.extend_from_slice(&self.read);
+            let n = self.read.len() as u32;
+            m.groups.extend(0..n);
+            m.labels.resize(first_label + n as usize, 1.0);
+        } else if is_missing(relevant) {
+            empty = true;
+        } else if let Ok(d) = relevant.cast::<PyDict>() {
+            for (k, v) in d.iter() {
+                let key = self.key(k, row, "a document id")?;
+                let label = value(&v, key, row, "label")?;
+                m.groups.push((m.labels.len() - first_label) as u32);
+                m.labels.push(label);
+                self.keys.push(key);
+            }
+        } else {
+            let what = "the ground truth (a list of ids or groups, a dict id -> label, or None)";
+            each_item(relevant, row, what, |item| {
+                let g = (m.labels.len() - first_label) as u32;
+                if is_id(&item) {
+                    let key = self.key(item, row, "a document id")?;
+                    self.keys.push(key);
+                    m.groups.push(g);
+                } else {
+                    let before = self.keys.len();
+                    each_item(&item, row, "a group (a list of ids)", |member| {
+                        let key = self.key(member, row, "a document id")?;
+                        self.keys.push(key);
+                        m.groups.push(g);
+                        Ok(())
+                    })?;
+                    if self.keys.len() == before {
+                        return Err(bad(py, format!("{}group {g} is empty", at(row))));
+                    }
+                }
+                m.labels.push(1.0);
+                Ok(())
+            })?;
+        }
+        span.labels.1 = m.labels.len();
+        span.groups.1 = m.groups.len();
+        empty |= span.labels.0 == span.labels.1;
+        let ngt = self.keys.len();
+
+        // The common retrieved cell is read here, before the table is sized;
+        // from here to its matching, no Python code runs.
+        let borrowed = self.borrowed_ids(retrieved, row)?;
+        let hint = if borrowed {
+            self.read.len()
+        } else if is_missing(retrieved) {
+            0
+        } else {
+            retrieved.len().unwrap_or(0)
+        };
+        if ngt + hint >= u32::MAX as usize {
+            return Err(bad(
+                py,
+                format!("{}more than 4,294,967,294 ids in one row", at(row)),
+            ));
+        }
+        self.reset_table(ngt + hint);
+        // Ground truth: an id in two groups (or twice in one) is an error.
+        let groups = &m.groups[span.groups.0..];
+        for i in 0..ngt {
+            if let Some(j) = self.insert_truth(i)? {
+                let d = shown(self.keys[i].obj, py);
+                let (ga, gb) = (groups[j], groups[i]);
+                return Err(bad(
+                    py,
+                    if ga == gb {
+                        format!("{}document {d} is listed twice in group {ga}", at(row))
+                    } else {
+                        format!(
+                            "{}document {d} is in groups {ga} and {gb}: a document belongs to \
+                             at most one group (a group is one unit of needed information)",
+                            at(row)
+                        )
+                    },
+                ));
+            }
+        }
+
+        if borrowed {
+            for rank in 0..self.read.len() {
+                let key = self.read[rank];
+                let score = (hint - rank) as f64;
+                self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
+            }
+        } else if is_missing(retrieved) {
+            empty = true;
+        } else if let Ok(d) = retrieved.cast::<PyDict>() {
+            // Ranked by score descending, ties by id descending (code point
+            // order, which is UTF-8 byte order: trec_eval's).
+            self.scored.clear();
+            for (pos, (k, v)) in d.iter().enumerate() {
+                let key = self.key(k, row, "a document id")?;
+                let score = value(&v, key, row, "score")?;
+                self.scored.push((key, score, pos as u32));
+            }
+            let mut scored = std::mem::take(&mut self.scored);
+            scored.sort_by(|a, b| {
+                b.1.total_cmp(&a.1).then_with(|| {
+                    // SAFETY: live exact `str`s; comparing two never fails.
+                    let c = unsafe { ffi::PyUnicode_Compare(b.0.obj, a.0.obj) };
+                    c.cmp(&0)
+                })
+            });
+            let out = scored
+                .iter()
+                .enumerate()
+                .try_for_each(|(rank, &(key, score, pos))| {
+                    self.retrieved(m, key, score, pos, rank, ngt, row)
+                });
+            self.scored = scored;
+            out?;
+        } else {
+            let what = "the retrieved list (a list of ids, a dict id -> score, or None)";
+            let mut rank = 0usize;
+            each_item(retrieved, row, what, |item| {
+                let key = self.key(item, row, "a retrieved id")?;
+                let score = (hint.max(rank + 1) - rank) as f64;
+                self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
+                rank += 1;
+                Ok(())
+            })?;
+        }
+        span.ranked.1 = m.ranked.len();
+        empty |= span.ranked.0 == span.ranked.1;
+        span.empty = empty;
+        m.rows.push(span);
+        Ok(())
+    }
+
+    /// The retrieved id at input rank `rank` (0-based, repeats included):
+    /// probed among the row's ground truth (entries `< ngt`) and the ids
+    /// retrieved before it (entries `>= ngt`, by kept rank); a new id is
+    /// appended to `keys` and `m.ranked`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn retrieved(
+        &mut self,
+        m: &mut Matched,
+        key: Key,
+        score: f64,
+        pos: u32,
+        rank: usize,
+        ngt: usize,
+        row: Option<usize>,
+    ) -> PyResult<()> {
+        let mask = self.table.len() - 1;
+        let mut slot = (key.hash as usize) & mask;
+        let mut truth = NONE;
+        loop {
+            let p = self.table[slot];
+            if p == 0 {
+                break;
+            }
+            let p = p as usize - 1;
+            if self.same(self.keys[p], key)? {
+                if p >= ngt {
+                    if self.first {
+                        return Ok(());
+                    }
+                    return Err(self.repeated(key, p - ngt, rank, row));
+                }
+                truth = p as u32;
+            }
+            slot = (slot + 1) & mask;
+        }
+        self.table[slot] = self.keys.len() as u32 + 1;
+        self.keys.push(key);
+        m.ranked.push(truth);
+        if self.general {
+            m.scores.push(score);
+            m.pos.push(pos);
+        }
+        Ok(())
+    }
+
+    /// The error for an id retrieved twice, first at kept rank `kept`.
+    #[cold]
+    fn repeated(&self, key: Key, kept: usize, rank: usize, row: Option<usize>) -> PyErr {
+        // With "raise" every id so far was kept: the kept rank is the input rank.
+        bad(
+            self.py,
+            format!(
+                "{}document {} is retrieved twice (ranks {} and {}); pass \
+                 duplicates=\"first\" to keep its first occurrence",
+                at(row),
+                shown(key.obj, self.py),
+                kept + 1,
+                rank + 1
+            ),
+        )
     }
 }
 
+/// Per-thread buffers for scoring matched rows.
+#[derive(Default)]
+struct RowScratch {
+    rows: Scratch,
+    /// Per rank, the group retrieved there (`core::rows`).
+    ranked: Vec<u32>,
+    /// `eval::score_rows`: the label of each ground-truth entry.
+    jlabels: Vec<f64>,
+    rank: eval::RankScratch,
+}
+
 thread_local! {
-    /// The buffers of the previous call on this thread, reused: a call on a
-    /// ten-document list is otherwise mostly allocation, and a batch mostly
-    /// growing vectors.
-    static BUFFERS: RefCell<(Flat, MatchScratch)> = RefCell::default();
+    /// The matched rows of the previous call on this thread, reused: a call
+    /// on a ten-document list is otherwise mostly allocation, and a batch
+    /// mostly growing vectors.
+    static BUFFERS: RefCell<(Matched, RowScratch)> = RefCell::default();
 }
 
 /// Options fixed when the scorer is built.
@@ -384,91 +646,69 @@ struct Setup {
     miss_nan: bool,
     first: bool,
     empty_nan: bool,
+    /// `judged_only`, `max_docs`, `ties` (and the level and `miss_nan` again)
+    /// as `evaluate` reads them.
+    opts: eval::Options,
+    /// Some option above differs from the default: rows go through
+    /// `eval::score_rows` (what `evaluate` runs), not `core::rows`.
+    general: bool,
 }
 
-/// Score row `r` of `f` into `out`.
+/// Score matched row `r` of `m` into `out`.
 fn score_row(
-    f: &Flat,
+    m: &Matched,
     r: usize,
     single: bool,
     setup: &Setup,
     specs: &[MetricSpec],
-    s: &mut MatchScratch,
+    s: &mut RowScratch,
     out: &mut [f64],
 ) -> Result<(), Error> {
-    let span = f.rows[r];
-    let row = (!single).then_some(r);
+    let span = m.rows[r];
     if span.empty && setup.empty_nan {
         out.fill(f64::NAN);
         return Ok(());
     }
-    let gt = &f.gt[span.gt.0..span.gt.1];
-    let ret = &f.ret[span.ret.0..span.ret.1];
-    let labels = &f.labels[span.labels.0..span.labels.1];
-    // Ground truth: an id in two groups (or twice in one) is an error.
-    let dup_gt = |a: usize, b: usize| {
-        let d = String::from_utf8_lossy(f.id(gt[a].0));
-        let (ga, gb) = (gt[a].1, gt[b].1);
-        Error::InvalidInput(if ga == gb {
-            format!("{}document {d:?} is listed twice in group {ga}", at(row))
-        } else {
-            format!(
-                "{}document {d:?} is in groups {ga} and {gb}: a document belongs to at most \
-                 one group (a group is one unit of needed information)",
-                at(row)
-            )
-        })
-    };
-    if gt.len() >= u32::MAX as usize || ret.len() >= u32::MAX as usize {
-        return Err(Error::InvalidInput(format!(
-            "{}more than 4,294,967,294 ids in one row",
-            at(row)
-        )));
-    }
-    s.truth.reset(gt.len());
-    for (i, e) in gt.iter().enumerate() {
-        if let Some(j) = s.truth.probe(f, e.0, i, true, |p| gt[p].0) {
-            return Err(dup_gt(j, i));
-        }
-    }
-    // Rank order: as given, or by score descending, ties by id descending
-    // (byte order), as trec_eval orders a run.
-    s.order.clear();
-    s.order.extend(0..ret.len());
-    if span.scored {
-        let scores = &f.scores[span.ret.0..span.ret.1];
-        s.order.sort_by(|&a, &b| {
-            scores[b]
-                .total_cmp(&scores[a])
-                .then_with(|| f.id(ret[b]).cmp(f.id(ret[a])))
-        });
+    let labels = &m.labels[span.labels.0..span.labels.1];
+    let groups = &m.groups[span.groups.0..span.groups.1];
+    let ranked = &m.ranked[span.ranked.0..span.ranked.1];
+    let group_of = |j: u32| groups.get(j as usize).copied().unwrap_or(NO_GROUP);
+    if setup.general {
+        s.jlabels.clear();
+        s.jlabels.extend(
+            groups
+                .iter()
+                .map(|&g| labels.get(g as usize).copied().unwrap_or(f64::NAN)),
+        );
+        let ranking = eval::Ranking {
+            scores: &m.scores[span.ranked.0..span.ranked.1],
+            pos: &m.pos[span.ranked.0..span.ranked.1],
+            find: |i: usize| ranked.get(i).filter(|&&j| j != NONE).map(|&j| j as usize),
+        };
+        let name = || {
+            if single {
+                "the sample".to_string()
+            } else {
+                format!("row {r}")
+            }
+        };
+        return eval::score_rows(
+            &mut s.rank,
+            &s.jlabels,
+            groups,
+            ranking,
+            false,
+            &name,
+            specs,
+            &setup.opts,
+            out,
+        );
     }
     s.ranked.clear();
-    s.seen.reset(ret.len());
-    s.rank_of.clear();
-    s.rank_of.resize(ret.len(), 0);
-    for (rank, &i) in s.order.iter().enumerate() {
-        let id = ret[i];
-        if let Some(j) = s.seen.probe(f, id, i, true, |p| ret[p]) {
-            if setup.first {
-                continue;
-            }
-            return Err(Error::InvalidInput(format!(
-                "{}document {:?} is retrieved twice (ranks {} and {}); pass \
-                 duplicates=\"first\" to keep its first occurrence",
-                at(row),
-                String::from_utf8_lossy(f.id(id)),
-                s.rank_of[j] + 1,
-                rank + 1
-            )));
-        }
-        s.rank_of[i] = rank;
-        let g = s.truth.probe(f, id, 0, false, |p| gt[p].0).map(|j| gt[j].1);
-        s.ranked.push(g.unwrap_or(NO_GROUP));
-    }
+    s.ranked.extend(ranked.iter().map(|&j| group_of(j)));
     let sample = Sample {
         group_labels: labels,
-        extra_members: gt.len() - labels.len(),
+        extra_members: groups.len() - labels.len(),
         ranked: &s.ranked,
     };
     score_sample(
@@ -512,18 +752,18 @@ impl RowScorer {
         py: Python<'_>,
         retrieved: &Bound<'_, PyAny>,
         relevant: &Bound<'_, PyAny>,
-        buffers: &mut (Flat, MatchScratch),
+        buffers: &mut (Matched, RowScratch),
     ) -> PyResult<Vec<f64>> {
-        let (f, s) = buffers;
-        f.clear();
-        f.push_row(relevant, retrieved, None)?;
-        let largest = largest_label(&f.labels);
+        let (m, s) = buffers;
+        m.clear();
+        Reader::new(py, self.setup.general, self.setup.first).row(m, relevant, retrieved, None)?;
+        let largest = largest_label(&m.labels);
         // Level 1: the frame that called the scorer (no Python frame of ours).
         self.warn_if_below(py, largest, 1)?;
         let resolved = self.specs_for(largest);
         let specs = resolved.as_deref().unwrap_or(&self.setup.specs);
         let mut out = vec![0.0; specs.len()];
-        score_row(f, 0, true, &self.setup, specs, s, &mut out).map_err(|e| to_py(py, e))?;
+        score_row(m, 0, true, &self.setup, specs, s, &mut out).map_err(|e| to_py(py, e))?;
         Ok(out)
     }
 
@@ -556,7 +796,7 @@ impl RowScorer {
     /// `warn_text`: see the struct.
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (metrics, names, result_type, level, miss_nan, duplicates_first, empty_nan, warn_level, warning, warn_text))]
+    #[pyo3(signature = (metrics, names, result_type, level, miss_nan, duplicates_first, empty_nan, warn_level, warning, warn_text, judged_only = false, max_docs = None, ties = "trec"))]
     fn new(
         py: Python<'_>,
         metrics: Vec<MetricArg>,
@@ -569,9 +809,15 @@ impl RowScorer {
         warn_level: f64,
         warning: Py<PyAny>,
         warn_text: String,
+        judged_only: bool,
+        max_docs: Option<usize>,
+        ties: &str,
     ) -> PyResult<Self> {
-        let (opts, specs) = super::evaluate::eval_setup(&metrics, level, false, None, "trec")
-            .map_err(|e| to_py(py, e))?;
+        let (mut opts, specs) =
+            super::evaluate::eval_setup(&metrics, level, judged_only, max_docs, ties)
+                .map_err(|e| to_py(py, e))?;
+        opts.miss_nan = miss_nan;
+        let general = judged_only || max_docs.is_some() || opts.ties != eval::Ties::Trec;
         eval::check(&specs, &opts).map_err(|e| to_py(py, e))?;
         if names.len() != specs.len() {
             return Err(bad(py, "internal: one name per metric".into()));
@@ -586,6 +832,8 @@ impl RowScorer {
                 miss_nan,
                 first: duplicates_first,
                 empty_nan,
+                opts,
+                general,
             },
             names,
             result_type,
@@ -638,29 +886,33 @@ impl RowScorer {
         }
         BUFFERS.with(|cell| match cell.try_borrow_mut() {
             Ok(mut guard) => {
-                let out = self.batch_with(
+                let (m, scratch) = &mut *guard;
+                let out =
+                    self.batch_with(py, retrieved_lists, relevant_lists, n, threads, m, scratch);
+                // Keep small buffers for the next call, not a big batch's.
+                if m.ranked.capacity() > 1 << 20 || m.groups.capacity() > 1 << 20 {
+                    *m = Matched::default();
+                }
+                out
+            }
+            Err(_) => {
+                let (mut m, mut scratch) = Default::default();
+                self.batch_with(
                     py,
                     retrieved_lists,
                     relevant_lists,
                     n,
                     threads,
-                    &mut guard.0,
-                );
-                // Keep small buffers for the next call, not a big batch's.
-                if guard.0.bytes.capacity() > 1 << 24 || guard.0.ret.capacity() > 1 << 20 {
-                    guard.0 = Flat::default();
-                }
-                out
-            }
-            Err(_) => {
-                let mut f = Flat::default();
-                self.batch_with(py, retrieved_lists, relevant_lists, n, threads, &mut f)
+                    &mut m,
+                    &mut scratch,
+                )
             }
         })
     }
 }
 
 impl RowScorer {
+    #[allow(clippy::too_many_arguments)]
     fn batch_with<'py>(
         &self,
         py: Python<'py>,
@@ -668,53 +920,70 @@ impl RowScorer {
         relevant_lists: &Bound<'py, PyAny>,
         n: usize,
         threads: Option<usize>,
-        f: &mut Flat,
+        m: &mut Matched,
+        scratch: &mut RowScratch,
     ) -> PyResult<BatchOut<'py>> {
-        f.clear();
-        // Why a batch is a few times the pure-Python loop and not 20x: this
-        // serial walk of the rows' Python objects (list iteration, each id's
-        // UTF-8 bytes copied and hashed, under the GIL) is about a third of
-        // the batch's samples in `perf` (one thread); the id matching and the
-        // kernels after it run in parallel.  20x the loop's ~3.4 us a row
-        // would leave ~0.17 us a row for twelve Python objects and six
-        // metrics, about what this walk alone costs.
-        for (r, (ret, rel)) in retrieved_lists
-            .try_iter()?
-            .zip(relevant_lists.try_iter()?)
-            .enumerate()
-        {
-            f.push_row(&rel?, &ret?, Some(r))?;
+        m.clear();
+        let mut reader = Reader::new(py, self.setup.general, self.setup.first);
+        // Lists (the common case: pandas' tolist(), JSON) are walked in place.
+        match (
+            retrieved_lists.cast::<PyList>(),
+            relevant_lists.cast::<PyList>(),
+        ) {
+            (Ok(ret), Ok(rel)) => {
+                for (r, (ret_row, rel_row)) in ret.iter().zip(rel.iter()).enumerate() {
+                    reader.row(m, &rel_row, &ret_row, Some(r))?;
+                }
+            }
+            _ => {
+                for (r, (ret, rel)) in retrieved_lists
+                    .try_iter()?
+                    .zip(relevant_lists.try_iter()?)
+                    .enumerate()
+                {
+                    reader.row(m, &rel?, &ret?, Some(r))?;
+                }
+            }
         }
-        if f.rows.len() != n {
+        drop(reader);
+        if m.rows.len() != n {
             return Err(bad(
                 py,
-                format!("{n} rows announced, {} iterated", f.rows.len()),
+                format!("{n} rows announced, {} iterated", m.rows.len()),
             ));
         }
-        let largest = largest_label(&f.labels);
+        let largest = largest_label(&m.labels);
         // Level 2: the caller of `Scorer.batch`.
         self.warn_if_below(py, largest, 2)?;
         let resolved = self.specs_for(largest);
         let specs = resolved.as_deref().unwrap_or(&self.setup.specs);
         let nm = specs.len();
         let setup = &self.setup;
-        let f = &*f;
-        let values = py
-            .detach(|| {
+        let m = &*m;
+        let mut values = vec![0.0; n * nm];
+        let serial = n < PARALLEL_ROWS || threads == Some(1);
+        let out = py.detach(|| {
+            if serial {
+                values
+                    .chunks_mut(nm.max(1))
+                    .enumerate()
+                    .try_for_each(|(r, out)| score_row(m, r, false, setup, specs, scratch, out))
+                    .map(|()| values)
+            } else {
                 eval::with_threads(threads, || {
-                    let mut values = vec![0.0; n * nm];
                     values
-                        .par_chunks_mut(nm)
+                        .par_chunks_mut(nm.max(1))
                         .enumerate()
-                        .try_for_each_init(MatchScratch::default, |s, (r, out)| {
-                            score_row(f, r, false, setup, specs, s, out)
+                        .try_for_each_init(RowScratch::default, |s, (r, out)| {
+                            score_row(m, r, false, setup, specs, s, out)
                         })
                         .map(|()| values)
                 })
-            })
-            .and_then(|x| x)
-            .map_err(|e| to_py(py, e))?;
-        let empty: Vec<bool> = f.rows.iter().map(|s| s.empty).collect();
+                .and_then(|x| x)
+            }
+        });
+        let values = out.map_err(|e| to_py(py, e))?;
+        let empty: Vec<bool> = m.rows.iter().map(|s| s.empty).collect();
         Ok((
             values.into_pyarray(py).reshape([n, nm])?,
             empty.into_pyarray(py),

@@ -18,7 +18,7 @@ use crate::core::encode::Encoded;
 use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
 use crate::core::metrics::query::{is_rel, PrefixBuf, Query, Subtopics, TieGroups, UNJUDGED};
-use crate::core::metrics::{self, expected, MetricSpec};
+use crate::core::metrics::{self, expected, first_rel, Family, MetricSpec};
 use crate::core::pool;
 use crate::core::vocab::{align, Vocab, NONE};
 use rayon::prelude::*;
@@ -192,6 +192,9 @@ pub struct Options {
     pub max_docs: Option<usize>,
     /// Order of documents with equal scores.
     pub ties: Ties,
+    /// `first_rel_rank` with no relevant document in the top k is NaN (a
+    /// miss, as Axion's `rank_of_first_relevant = None`), not k + 1.
+    pub miss_nan: bool,
     /// Checked before each query: set, the call stops with `Error::Interrupted`.
     pub cancel: Cancel,
 }
@@ -203,6 +206,7 @@ impl Options {
             judged_only: false,
             max_docs: None,
             ties: Ties::Trec,
+            miss_nan: false,
             cancel: Cancel::default(),
         }
     }
@@ -211,10 +215,17 @@ impl Options {
 /// Per-thread scratch buffers, reused across queries.
 #[derive(Default)]
 struct Scratch {
-    /// Running sums over the ranking, shared by the metrics (plain path).
-    prefix: PrefixBuf,
     /// The query's judged documents, for looking up ranked ones.
     judged: Judged,
+    rank: RankScratch,
+}
+
+/// Buffers of [`score_rows`], reused across queries (and across the rows of a
+/// `ranklens.Scorer` batch scored with these options).
+#[derive(Default, Debug)]
+pub struct RankScratch {
+    /// Running sums over the ranking, shared by the metrics (plain path).
+    prefix: PrefixBuf,
     /// Grouped qrels: the label of each group, and whether it is satisfied.
     group_labels: Vec<f64>,
     /// Grouped qrels: the judged pool the kernels see: each group's label once,
@@ -318,7 +329,7 @@ pub fn evaluate_into(
             opts.cancel.check()?;
             let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
             score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
-            check_finite(qrels, qi, &metrics, out)
+            check_finite(qrels, qi, &metrics, opts, out)
         })?;
     Ok((run_index, run_only))
 }
@@ -350,6 +361,15 @@ fn check_options(metrics: &[MetricSpec], opts: &Options) -> Result<()> {
         return Err(Error::InvalidInput("relevance_level must be finite".into()));
     }
     if opts.ties == Ties::Expected {
+        if opts.miss_nan && metrics.iter().any(|m| m.family == Family::FirstRelRank) {
+            // Over the orderings of a tie, some may find a relevant document
+            // in the top k and some not: no single rank or miss to report.
+            return Err(Error::InvalidInput(
+                "miss=None is not defined with ties='expected' (the expected \
+                 first_rel_rank mixes hits and misses); use miss='k+1'"
+                    .into(),
+            ));
+        }
         if let Some(m) = metrics.iter().find(|m| !expected::supported(m.family)) {
             return Err(Error::InvalidMetric(format!(
                 "ties='expected' is not available for {}",
@@ -398,7 +418,7 @@ pub fn evaluate_pairs(
         .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
             opts.cancel.check()?;
             score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
-            check_finite(qrels, qi, metrics, out)
+            check_finite(qrels, qi, metrics, opts, out)
         })?;
     Ok(values)
 }
@@ -407,8 +427,20 @@ pub fn evaluate_pairs(
 /// (a gain `2^label` for a label of 1024 or more, a sum past 1.8e308) is an
 /// error naming the query and the metric, never a NaN or an infinity in the
 /// results (the reference backend raises the same error).
-fn check_finite(qrels: &Side<'_>, qi: usize, metrics: &[MetricSpec], out: &[f64]) -> Result<()> {
-    match out.iter().position(|v| !v.is_finite()) {
+/// A NaN `first_rel_rank` is a miss with `opts.miss_nan`.
+fn check_finite(
+    qrels: &Side<'_>,
+    qi: usize,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    out: &[f64],
+) -> Result<()> {
+    let miss = |m: &MetricSpec| opts.miss_nan && m.family == Family::FirstRelRank;
+    match out
+        .iter()
+        .zip(metrics)
+        .position(|(v, m)| !(v.is_finite() || (v.is_nan() && miss(m))))
+    {
         None => Ok(()),
         Some(j) => {
             let m = &metrics[j];
@@ -441,21 +473,79 @@ fn score_query(
     opts: &Options,
     out: &mut [f64],
 ) -> Result<()> {
-    let level = opts.level;
     let (jdocs, jlabels, jgroups) = qrels.rows(qi);
-    let grouped = !jgroups.is_empty();
     s.judged.build(qrels.docs, jdocs);
+    let (rdocs, scores, pos) = match rq {
+        Some(rq) => run.rows(rq),
+        None => (&[][..], &[][..], &[][..]),
+    };
+    let judged = &s.judged;
+    let ranking = Ranking {
+        scores,
+        pos,
+        find: |i: usize| judged.find(run.docs.get(rdocs[i] as usize), qrels.docs, jdocs),
+    };
+    let name = || format!("query {:?}", show(qrels.queries.get(qi)));
     let diverse = metrics.iter().any(|m| m.family.needs_subtopics());
     if diverse {
-        subtopics_of(s, qrels, qi, level);
+        subtopics_of(&mut s.rank, qrels, qi, opts.level);
     }
+    score_rows(
+        &mut s.rank,
+        jlabels,
+        jgroups,
+        ranking,
+        diverse,
+        &name,
+        metrics,
+        opts,
+        out,
+    )
+}
+
+/// One ranking as [`score_rows`] reads it: rows in trec order (score
+/// descending, ties by document id descending).
+pub struct Ranking<'a, F: Fn(usize) -> Option<usize>> {
+    /// The score of each row.
+    pub scores: &'a [f64],
+    /// The input position of each row (for `Ties::Input`), or empty.
+    pub pos: &'a [u32],
+    /// The judged entry (index into the labels and groups) of row `i`'s
+    /// document, `None` when it is not judged.
+    pub find: F,
+}
+
+/// Score one query on every metric, into `out`: `jlabels` are the labels of
+/// its judged entries and `jgroups` their groups (grouped qrels) or empty;
+/// `ranking` its ranked rows; `diverse`: `s` holds the query's subtopic
+/// judgments (`subtopics_of`), for the diversity metrics.  `name()` names the
+/// query in a message.  The
+/// id path of `evaluate` and `ranklens.Scorer` with `judged_only`,
+/// `max_docs` or `ties` (`bindings/scorer.rs`) both end here, so that their
+/// values agree by construction.
+#[allow(clippy::too_many_arguments)]
+pub fn score_rows<F: Fn(usize) -> Option<usize>>(
+    s: &mut RankScratch,
+    jlabels: &[f64],
+    jgroups: &[u32],
+    ranking: Ranking<'_, F>,
+    diverse: bool,
+    name: &dyn Fn() -> String,
+    metrics: &[MetricSpec],
+    opts: &Options,
+    out: &mut [f64],
+) -> Result<()> {
+    let level = opts.level;
+    let grouped = !jgroups.is_empty();
+    s.sub_ranked.clear();
     if grouped {
         let n = jgroups.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
         s.group_labels.clear();
         s.group_labels.resize(n, f64::NEG_INFINITY);
         for (&g, &l) in jgroups.iter().zip(jlabels) {
-            let slot = &mut s.group_labels[g as usize];
-            *slot = slot.max(l);
+            if let Some(slot) = s.group_labels.get_mut(g as usize) {
+                *slot = slot.max(l);
+            }
         }
         s.satisfied.clear();
         s.satisfied.resize(n, false);
@@ -482,17 +572,17 @@ fn score_query(
     // and the distribution of how many of its judged members make it.
     let mut scored = 0usize;
     let mut mixture: Option<(usize, usize, Vec<f64>)> = None;
-    if let Some(rq) = rq {
-        let (rdocs, scores, pos) = run.rows(rq);
+    let Ranking { scores, pos, find } = ranking;
+    if !scores.is_empty() {
         s.order.clear();
-        s.order.extend(0..rdocs.len());
-        if opts.ties == Ties::Input && !pos.is_empty() {
+        s.order.extend(0..scores.len());
+        if opts.ties == Ties::Input && pos.len() == scores.len() {
             // Rows are in trec order; reorder each run of equal scores
             // by input position.
             let mut a = 0;
-            while a < rdocs.len() {
+            while a < scores.len() {
                 let mut b = a + 1;
-                while b < rdocs.len() && scores[b] == scores[a] {
+                while b < scores.len() && scores[b] == scores[a] {
                     b += 1;
                 }
                 if b - a > 1 {
@@ -501,12 +591,12 @@ fn score_query(
                 a = b;
             }
         }
-        let take = opts.max_docs.unwrap_or(usize::MAX).min(rdocs.len());
+        let take = opts.max_docs.unwrap_or(usize::MAX).min(scores.len());
         // Expected: the group straddling the cut (rows gs..end) is read
         // whole; rows are in trec order, so equal scores are adjacent.
         let (mut gs, mut end) = (take, take);
         if expected && take > 0 {
-            while end < rdocs.len() && scores[end] == scores[take - 1] {
+            while end < scores.len() && scores[end] == scores[take - 1] {
                 end += 1;
             }
             while gs > 0 && scores[gs - 1] == scores[take - 1] {
@@ -519,21 +609,20 @@ fn score_query(
             if p > 0 && scores[i] != scores[s.order[p - 1]] {
                 tie += 1;
             }
-            let doc = run.docs.get(rdocs[i] as usize);
-            let found = s.judged.find(doc, qrels.docs, jdocs);
+            let found = find(i);
             let label = match found {
                 Some(j) => {
-                    let (l, g) = (jlabels[j], if grouped { jgroups[j] } else { 0 });
+                    let l = jlabels.get(j).copied().unwrap_or(f64::NAN);
                     if grouped {
-                        let g = g as usize;
-                        if s.satisfied[g] {
-                            if expected && s.satisfied_in[g] == tie {
+                        let g = jgroups.get(j).map_or(0, |&g| g as usize);
+                        if s.satisfied.get(g).copied().unwrap_or(true) {
+                            if expected && s.satisfied_in.get(g) == Some(&tie) {
                                 return Err(Error::InvalidInput(format!(
-                                    "query {:?}: ties='expected' is not defined when \
+                                    "{}: ties='expected' is not defined when \
                                      documents of one qrels group have equal scores \
                                      ({}): which one satisfies the group depends on \
                                      their order",
-                                    show(qrels.queries.get(qi)),
+                                    name(),
                                     scores[i]
                                 )));
                             }
@@ -598,6 +687,13 @@ fn score_query(
     if !expected || (mixture.is_none() && s.bounds.len() == s.ranked.len()) {
         // No ties (or not asked): the fixed order is the only one.
         score_ranking(Some(&mut s.prefix), q, metrics, level, out);
+        if opts.miss_nan {
+            for (o, m) in out.iter_mut().zip(metrics) {
+                if m.family == Family::FirstRelRank && first_rel::is_miss(&q, m.k, *o) {
+                    *o = f64::NAN;
+                }
+            }
+        }
         return Ok(());
     }
     s.bounds.push(s.ranked.len());
@@ -632,7 +728,7 @@ fn score_query(
 /// `Subtopics`): judged documents numbered in id order, each with its
 /// (subtopic, label) pairs in subtopic order.  Grouped qrels: a group is a
 /// subtopic, each member relevant to its own group with the group's label.
-fn subtopics_of(s: &mut Scratch, qrels: &Side<'_>, qi: usize, level: f64) {
+fn subtopics_of(s: &mut RankScratch, qrels: &Side<'_>, qi: usize, level: f64) {
     let (jdocs, jlabels, jgroups) = qrels.rows(qi);
     let first = qrels.offsets[qi] as usize;
     let mut order: Vec<usize> = (0..jdocs.len()).collect();
@@ -828,6 +924,26 @@ mod tests {
         opts.max_docs = Some(2);
         let cut = evaluate(&side(&q), &side(&r), &metrics, &opts).unwrap();
         assert_eq!(cut.values, vec![0.0, 2.0]);
+        // miss_nan: a at rank 3 is past first_rel_rank@2's cutoff: NaN, not 3;
+        // without a cutoff it is found.  The NaN is not an overflow error.
+        let metrics = [
+            spec("first_rel_rank", Some(2)),
+            spec("first_rel_rank", None),
+        ];
+        opts.max_docs = None;
+        assert_eq!(
+            evaluate(&side(&q), &side(&r), &metrics, &opts)
+                .unwrap()
+                .values,
+            vec![3.0, 3.0]
+        );
+        opts.miss_nan = true;
+        let v = evaluate(&side(&q), &side(&r), &metrics, &opts)
+            .unwrap()
+            .values;
+        assert!(v[0].is_nan() && v[1] == 3.0);
+        opts.ties = Ties::Expected;
+        assert!(check(&metrics, &opts).is_err());
     }
 
     #[test]

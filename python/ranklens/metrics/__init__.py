@@ -154,6 +154,7 @@ def evaluate_reference(
     ties: str = "trec",
     groups: Mapping[str, Sequence[tuple[float, Sequence[str]]]] | None = None,
     subtopics: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+    miss_nan: bool = False,
 ) -> dict[str, dict[str, float]]:
     """Per query, for EVERY query id in qrels (in sorted order): ``{metric.name: value}``.
 
@@ -176,12 +177,21 @@ def evaluate_reference(
     for the diversity metrics (:mod:`.diversity`); ``qrels`` then holds each
     document's largest label, which the other metrics see.
 
+    ``miss_nan``: ``first_rel_rank`` is NaN, not k + 1, when no relevant document
+    is in the top k (``evaluate(miss=None)``); an error with ``ties="expected"``.
+
     A value past the largest float (a gain ``2**label`` from a label of 1024 on,
     a sum past 1.8e308) raises :class:`~ranklens.errors.RanklensInputError`
     naming the query and metric, as the Rust backend does.
     """
     wanted = list(metrics)
     parsed = parse_metrics(wanted) if wanted else []
+    first_rel = [m for m in parsed if m.family == "first_rel_rank"] if miss_nan else []
+    if first_rel and ties == "expected":
+        raise RanklensInputError(
+            "miss=None is not defined with ties='expected' (the expected "
+            "first_rel_rank mixes hits and misses); use miss='k+1'"
+        )
     try:
         out = _diverse_scores(
             qrels, run, parsed, relevance_level, judged_only, max_docs, ties, groups, subtopics
@@ -192,6 +202,16 @@ def evaluate_reference(
         for name, v in values.items():
             if not math.isfinite(v):
                 raise RanklensInputError(f'query "{qid}", metric {name}: {OVERFLOW}')
+    if first_rel:
+        # A miss is one past the cutoff (k + 1); without a cutoff, one past the
+        # ranking, which a hit never reaches: recognised as such with hit_rate
+        # (hit at k) of the same level, scored on the same ranking.
+        hits = [Metric("hit_rate", m.k, m.rel, ()) for m in first_rel]
+        found = _scores(qrels, run, hits, relevance_level, judged_only, max_docs, ties, groups)
+        for qid, values in out.items():
+            for m, h in zip(first_rel, hits):
+                if found[qid][h.name] == 0.0:
+                    values[m.name] = math.nan
     return out
 
 
