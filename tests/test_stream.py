@@ -9,6 +9,7 @@ test files and on generated files with chunks small enough to split everywhere.
 from __future__ import annotations
 
 import gzip
+import math
 import random
 import subprocess
 import sys
@@ -263,3 +264,26 @@ def test_cli_stream_error_and_stdin(tmp_path, capsys):
     assert out.stdout.decode().splitlines()[-1].split("\t")[-1] == (
         f"{whole(qrels, run, ['map'])['map']:.4f}"
     )
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 100_000])
+def test_miss_none_as_evaluate(tmp_path, chunk_rows):
+    # q1 finds its relevant document at rank 2, q2 never (a miss), q3 at rank 1;
+    # q4 is in the qrels only (an empty ranking: a miss too)
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 a 1\nq3 0 a 1\nq4 0 a 1\n")
+    (tmp_path / "r.txt").write_text(
+        "q1 Q0 x 1 3 t\nq1 Q0 a 2 2 t\nq2 Q0 x 1 3 t\nq2 Q0 y 2 2 t\nq2 Q0 z 3 1 t\nq3 Q0 a 1 3 t\n"
+    )
+    args = (tmp_path / "q.txt", tmp_path / "r.txt", ["mean_rank@3", "mrr"])
+    kplus1 = evaluate_files(*args, chunk_rows=chunk_rows)
+    assert list(kplus1.per_query("first_rel_rank@3").values()) == [2.0, 4.0, 1.0, 4.0]
+    none = evaluate_files(*args, chunk_rows=chunk_rows, miss=None)
+    per = none.per_query("first_rel_rank@3")
+    assert per["q1"] == 2.0 and per["q3"] == 1.0
+    assert math.isnan(per["q2"]) and math.isnan(per["q4"])
+    # the mean over the queries with a hit, (2 + 1) / 2; mrr (1/2 + 1) / 4
+    assert none["first_rel_rank@3"] == 1.5 and none["mrr"] == 0.375
+    whole = evaluate(Qrels.from_trec(args[0]), Run.from_trec(args[1]), args[2], miss=None)
+    assert whole.to_dict() == none.to_dict()
+    with pytest.raises(RanklensInputError, match="miss must be"):
+        evaluate_files(*args, miss="nan")

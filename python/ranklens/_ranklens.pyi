@@ -111,6 +111,7 @@ def evaluate_trec_stream(
     chunk_rows: int = 1000000,
     round_f32: bool = False,
     max_line: int = ...,  # 1 MiB (MAX_LINE in the core),
+    miss_nan: bool = False,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], list[str], str | None, int]: ...
 def evaluate_prefs(
     jg: npt.NDArray[np.uint32],

@@ -12,6 +12,7 @@ from ranklens._checks import (
     check_level,
     check_max_docs,
     check_max_line,
+    check_miss,
     check_path,
     check_score_precision,
     check_threads,
@@ -42,6 +43,7 @@ def evaluate_files(
     threads: int | None = None,
     score_precision: str = "f64",
     max_line_bytes: int = MAX_LINE_BYTES,
+    miss: str | None = "k+1",
 ) -> Results:
     """Score a TREC run file against TREC qrels in bounded memory.
 
@@ -70,8 +72,10 @@ def evaluate_files(
     scored chunk by chunk exactly; read it whole with
     ``evaluate(qrels, Run.from_trec(path), ...)``.
 
-    The other arguments are those of :func:`evaluate`; ``score_precision`` and
-    ``max_line_bytes`` (for both files) are those of :meth:`Run.from_trec`.
+    The other arguments (``miss`` among them) are those of :func:`evaluate`;
+    ``score_precision`` and ``max_line_bytes`` (for both files) are those of
+    :meth:`Run.from_trec`.  ``empty=`` is not taken here: every qrels query is
+    scored, a query missing from the run on an empty ranking.
     """
     return _evaluate_files(
         qrels_path,
@@ -85,6 +89,7 @@ def evaluate_files(
         threads=threads,
         score_precision=score_precision,
         max_line_bytes=max_line_bytes,
+        miss=miss,
     )[0]
 
 
@@ -101,6 +106,7 @@ def _evaluate_files(
     threads: int | None = None,
     score_precision: str = "f64",
     max_line_bytes: int = MAX_LINE_BYTES,
+    miss: str | None = "k+1",
 ) -> tuple[Results, str | None]:
     """`evaluate_files`, also returning the run's tag (first line; for the CLI)."""
     ms = parse_metrics(metrics)
@@ -111,6 +117,7 @@ def _evaluate_files(
     check_ties(ties)
     round_f32 = check_score_precision(score_precision)
     max_line = check_max_line(max_line_bytes)
+    miss_nan = check_miss(miss)
     q = (
         qrels_path
         if isinstance(qrels_path, Qrels)
@@ -133,7 +140,9 @@ def _evaluate_files(
         chunk_rows,
         round_f32,
         max_line,
+        miss_nan,
     )
     qids = q.query_ids
-    res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level)
+    misses = frozenset(m.name for m in ms if m.family == "first_rel_rank" and miss_nan)
+    res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level, nan_is_miss=misses)
     return res, tag

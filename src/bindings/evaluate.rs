@@ -191,7 +191,7 @@ pub(super) type StreamOut<'py> = (
 // The arguments mirror the Python keyword arguments one to one.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (qrels, run_path, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", chunk_rows = 1_000_000, round_f32 = false, max_line = crate::core::trec::MAX_LINE))]
+#[pyo3(signature = (qrels, run_path, metrics, relevance_level, threads = None, judged_only = false, max_docs = None, ties = "trec", chunk_rows = 1_000_000, round_f32 = false, max_line = crate::core::trec::MAX_LINE, miss_nan = false))]
 pub(super) fn evaluate_trec_stream<'py>(
     py: Python<'py>,
     qrels: SideArrays<'py>,
@@ -205,10 +205,12 @@ pub(super) fn evaluate_trec_stream<'py>(
     chunk_rows: usize,
     round_f32: bool,
     max_line: usize,
+    miss_nan: bool,
 ) -> PyResult<StreamOut<'py>> {
     let err = |e: Error| to_py(py, e);
-    let (opts, specs) =
+    let (mut opts, specs) =
         eval_setup(&metrics, relevance_level, judged_only, max_docs, ties).map_err(err)?;
+    opts.miss_nan = miss_nan;
     let q = side(&qrels)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();
