@@ -478,9 +478,7 @@ def _metric_values(
 ) -> tuple[list[str], np.ndarray]:
     if not metrics:
         return qrels.query_ids, np.zeros((len(qrels), 0))
-    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
-    if max_docs is not None and max_docs <= 0:
-        run, max_docs = Run({}), None  # trec_eval keeps no document at all
+    run, max_docs = _cut(run, o)
     res = evaluate(
         qrels,
         run,
@@ -492,15 +490,22 @@ def _metric_values(
     return res.query_ids, res.values
 
 
+def _cut(run: Run, o: Opts) -> tuple[Run, int | None]:
+    """trec_eval's -M: no limit (None), or a limit <= 0, which keeps no document
+    at all (an empty run)."""
+    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
+    if max_docs is not None and max_docs <= 0:
+        return Run({}), None
+    return run, max_docs
+
+
 def _jg_values(
     groups: dict[str, Qrels], run: Run, metrics: list[Metric], o: Opts
 ) -> tuple[list[str], np.ndarray]:
     """qrels_jg (form_res_rels_jg.c): every metric per judgment group, summed over
     a query's groups and divided by their number (map_avgjg, P_avgjg,
     Rprec_mult_avgjg are map, P and Rprec_mult of each group)."""
-    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
-    if max_docs is not None and max_docs <= 0:
-        run, max_docs = Run({}), None
+    run, max_docs = _cut(run, o)
     res = evaluate_jg(
         groups,
         run,

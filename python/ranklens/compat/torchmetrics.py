@@ -395,49 +395,35 @@ class _RetrievalMetric:
     forward = __call__
 
 
-class RetrievalNormalizedDCG(_RetrievalMetric):
+class _TopKMetric(_RetrievalMetric):
+    """The constructor of the metrics that take ``top_k`` and no ``adaptive_k``."""
+
+    def __init__(
+        self,
+        empty_target_action: str = "neg",
+        ignore_index: int | None = None,
+        top_k: int | None = None,
+        aggregation: str | Callable[..., Any] = "mean",
+    ) -> None:
+        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
+
+
+class RetrievalNormalizedDCG(_TopKMetric):
     """Mean nDCG over queries (``top_k``; ties averaged; graded targets)."""
 
     _kind = "ndcg"
 
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: int | None = None,
-        top_k: int | None = None,
-        aggregation: str | Callable[..., Any] = "mean",
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
 
-
-class RetrievalMAP(_RetrievalMetric):
+class RetrievalMAP(_TopKMetric):
     """Mean average precision over queries (``top_k``)."""
 
     _kind = "ap"
 
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: int | None = None,
-        top_k: int | None = None,
-        aggregation: str | Callable[..., Any] = "mean",
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
 
-
-class RetrievalMRR(_RetrievalMetric):
+class RetrievalMRR(_TopKMetric):
     """Mean reciprocal rank over queries (``top_k``)."""
 
     _kind = "rr"
-
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: int | None = None,
-        top_k: int | None = None,
-        aggregation: str | Callable[..., Any] = "mean",
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
 
 
 class RetrievalPrecision(_RetrievalMetric):
@@ -456,34 +442,16 @@ class RetrievalPrecision(_RetrievalMetric):
         super().__init__(empty_target_action, ignore_index, top_k, adaptive_k, aggregation)
 
 
-class RetrievalRecall(_RetrievalMetric):
+class RetrievalRecall(_TopKMetric):
     """Mean recall@k over queries (``top_k``)."""
 
     _kind = "recall"
 
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: int | None = None,
-        top_k: int | None = None,
-        aggregation: str | Callable[..., Any] = "mean",
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
 
-
-class RetrievalHitRate(_RetrievalMetric):
+class RetrievalHitRate(_TopKMetric):
     """Mean hit rate@k over queries (``top_k``)."""
 
     _kind = "hit_rate"
-
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: int | None = None,
-        top_k: int | None = None,
-        aggregation: str | Callable[..., Any] = "mean",
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, False, aggregation)
 
 
 class RetrievalRPrecision(_RetrievalMetric):
