@@ -304,3 +304,36 @@ def test_threads_give_the_same_values():
     one = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=1).values
     two = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=2).values
     np.testing.assert_array_equal(one, two)
+
+
+# The families of the sparse fast path (src/core/dense/sparse.rs); a metric outside
+# it (bpref) sends every row through the general path.
+SPARSE = [
+    "ndcg", "ndcg@3", "dcg@3", "map", "map@3", "mrr", "recip_rank@2", "recall@3",
+    "P@3", "P", "hits@3", "hit_rate@3", "r_precision",
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=matrices(max_cols=12),
+    level=st.sampled_from([1, 2, 0.5]),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    fortran=st.booleans(),
+    empty=st.sampled_from(["zero", "one", "nan", "skip"]),
+    few=st.booleans(),
+)
+def test_sparse_path_equals_the_general_path_bit_for_bit(m, level, dtype, fortran, empty, few):
+    scores, labels, _mask, lengths = m  # a mask takes the general path
+    rows = len(scores)
+    s = np.array(scores, dtype=dtype).reshape(rows, -1)
+    lab = np.array(labels, dtype=np.float64).reshape(rows, -1)
+    if fortran:  # strided rows
+        s, lab = np.asfortranarray(s), np.asfortranarray(lab)
+    metrics = SPARSE[:5] if few else SPARSE
+    kw = dict(relevance_level=level, empty=empty, lengths=lengths)
+    fast = ranklens.evaluate_dense(s, lab, metrics, **kw)
+    general = ranklens.evaluate_dense(s, lab, [*metrics, "bpref"], **kw)
+    got, want = fast.values, general.values[:, : len(metrics)]
+    assert got.shape == want.shape
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)

@@ -94,6 +94,16 @@ impl<'a, T: Copy> Matrix<'a, T> {
         self.data[i * self.row_stride + j * self.col_stride]
     }
 
+    /// The first `k` elements of row `i` when the row is contiguous.
+    fn contiguous_row(&self, i: usize, k: usize) -> Option<&'a [T]> {
+        let start = i * self.row_stride;
+        if self.col_stride == 1 || k <= 1 {
+            self.data.get(start..start + k)
+        } else {
+            None
+        }
+    }
+
     /// The first `k` elements of row `i` (`k <= cols`): borrowed when the row
     /// is contiguous, else copied into `buf`.
     fn row_prefix<'b>(&'b self, i: usize, k: usize, buf: &'b mut Vec<T>) -> &'b [T] {
@@ -312,6 +322,8 @@ struct Scratch {
     prefix: PrefixBuf,
     ids: Vec<i64>,
     rel: Vec<i64>,
+    /// `(rank, label)` of the positive cells (`sparse`).
+    pairs: Vec<(u32, f64)>,
 }
 
 /// Build the shared running sums from this many metrics on.
@@ -336,6 +348,22 @@ pub fn evaluate_dense(
     ties: DenseTies,
     empty: Empty,
 ) -> Result<DenseEvaluation> {
+    dense_path(scores, labels, valid, metrics, level, ties, empty, false)
+}
+
+/// [`evaluate_dense`]; `general`: every row through the general path, never
+/// the sparse one (the tests compare the two).
+#[allow(clippy::too_many_arguments)]
+fn dense_path(
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    metrics: &[MetricSpec],
+    level: f64,
+    ties: DenseTies,
+    empty: Empty,
+    general: bool,
+) -> Result<DenseEvaluation> {
     let (rows, cols) = scores.shape();
     if labels.shape() != (rows, cols) {
         return Err(Error::InvalidInput(format!(
@@ -346,7 +374,17 @@ pub fn evaluate_dense(
     }
     check_valid(valid, rows, cols)?;
     let metrics = setup(metrics, level, ties, || max_label(labels, valid, rows))?;
+    let fast = if general {
+        None
+    } else {
+        sparse::plan(&metrics, level, ties, valid)
+    };
     run_rows(rows, metrics.len(), |s, i, out| {
+        if let Some(fast) = &fast {
+            if let Some(empty) = sparse::row(s, scores, labels, valid, i, fast, level, empty, out) {
+                return Ok(empty);
+            }
+        }
         if let (Numbers::F32(m), DenseTies::First, false) =
             (scores, ties, matches!(valid, Valid::Mask(_)))
         {
@@ -1178,5 +1216,6 @@ impl IdSet {
     }
 }
 
+mod sparse;
 #[cfg(test)]
 mod tests;
