@@ -337,3 +337,32 @@ def test_sparse_path_equals_the_general_path_bit_for_bit(m, level, dtype, fortra
     got, want = fast.values, general.values[:, : len(metrics)]
     assert got.shape == want.shape
     assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cells=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0]),
+            st.sampled_from(LABELS),
+            st.integers(0, 4),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    level=st.sampled_from([1, 0.5]),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    strided=st.booleans(),
+)
+def test_flat_sparse_path_equals_the_general_path_bit_for_bit(cells, level, dtype, strided):
+    cells = sorted(cells, key=lambda c: c[2])  # grouped: the sparse path reads runs
+    preds = np.array([c[0] for c in cells], dtype=dtype)
+    target = np.array([c[1] for c in cells], dtype=np.float64)
+    idx = np.array([c[2] for c in cells], dtype=np.int64)
+    if strided:  # every other cell of a longer array
+        preds = np.repeat(preds, 2)[::2]
+        target = np.repeat(target, 2)[::2]
+    fast = ranklens.evaluate_flat(preds, target, idx, SPARSE, relevance_level=level)
+    general = ranklens.evaluate_flat(preds, target, idx, [*SPARSE, "bpref"], relevance_level=level)
+    got, want = fast.values, general.values[:, : len(SPARSE)]
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)

@@ -1,4 +1,5 @@
-//! The sparse fast path of `evaluate_dense`: a row kept as its cells with a
+//! The sparse fast path of `evaluate_dense` (and of `evaluate_flat` on grouped
+//! cells, a query's run read as a row): a row kept as its cells with a
 //! positive label, `(rank, label)` in rank order, and kernels over those pairs.
 //!
 //! When it applies ([`plan`]): `ties="first"`, no `mask=`, an evaluation

@@ -634,3 +634,52 @@ fn sparse_path_applies_only_where_its_rules_hold() {
     assert!(sparse::plan(&gains, 1.0, DenseTies::First, &Valid::All).is_none());
     assert!(sparse::plan(&[spec("bpref", None)], 1.0, DenseTies::First, &Valid::All).is_none());
 }
+
+proptest! {
+    /// Flat cells: the sparse path on each run of grouped cells gives the
+    /// general path's values bit for bit (and its errors), contiguous or
+    /// strided (every other cell of a longer array), f32/f64/f16 scores.
+    #[test]
+    fn flat_sparse_equals_general_bit_for_bit(
+        cells in proptest::collection::vec((0u8..7, 0u8..8, 0i64..5), 0..80),
+        nan_at in proptest::option::of(0usize..80),
+        level in prop_oneof![Just(1.0), Just(0.5)],
+        many in any::<bool>(),
+    ) {
+        let n = cells.len();
+        let vals = [0.0f64, -0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
+        let f16_bits = [0x0000u16, 0x8000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200];
+        let mut s64: Vec<f64> = cells.iter().map(|c| vals[c.0 as usize]).collect();
+        let mut s16: Vec<u16> = cells.iter().map(|c| f16_bits[c.0 as usize]).collect();
+        if let Some(c) = nan_at.filter(|&c| c < n) {
+            s64[c] = f64::NAN;
+            s16[c] = 0x7E00;
+        }
+        let s32: Vec<f32> = s64.iter().map(|&x| x as f32).collect();
+        let labels: Vec<f64> = cells.iter().map(|c| [0.0, 0.0, 0.0, 1.0, 2.0, -1.0, 0.5, 3.0][c.1 as usize]).collect();
+        let mut idx: Vec<i64> = cells.iter().map(|c| c.2).collect();
+        idx.sort();
+        // Strided copies: every other cell of a twice-longer array.
+        let w64: Vec<f64> = s64.iter().flat_map(|&x| [x, 7.0]).collect();
+        let wl: Vec<f64> = labels.iter().flat_map(|&x| [x, 9.0]).collect();
+        let g = group_flat(&idx);
+        let m = sparse_metrics(many);
+        let lab = f64s(&labels, 1, n);
+        let cases = [
+            (f64s(&s64, 1, n), lab),
+            (Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap()), lab),
+            (Numbers::F16(Matrix::contiguous(&s16, 1, n).unwrap()), lab),
+            (
+                Numbers::F64(Matrix::new(&w64, 1, n, 0, 2).unwrap()),
+                Numbers::F64(Matrix::new(&wl, 1, n, 0, 2).unwrap()),
+            ),
+        ];
+        for (sc, lb) in &cases {
+            for empty in [Empty::Zero, Empty::Nan] {
+                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, false);
+                let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, true);
+                prop_assert!(bitwise_equal(&fast, &general), "{sc:?}:\n{fast:?}\n{general:?}");
+            }
+        }
+    }
+}
