@@ -29,22 +29,24 @@
 //! Speed on 100k x 100 float32 scores, 5% int64 labels, 5 metrics, 1 thread
 //! (2026-11-25, shared 2-core VM, load average 3.5, LTO builds, CPU time,
 //! median of 9, A/B alternated; BENCHMARKS.md): general path 70-71 ms, sparse
-//! path 29 ms, against 4.1-4.5 ms for one numpy pass over both matrices
-//! (6.4-6.9x; the target is 3x).  callgrind, 20k rows: 9,350
-//! instructions a row general, 4,430 sparse.  `evaluate_flat` with sorted
-//! `indexes` reads each query's run of cells through the same sparse path.  Where a sparse row's time goes (perf): about a third
-//! reading the 100 labels (one branch-free compaction of the positive cells),
-//! a third counting ranks (one pass over the scores per positive label, two
-//! compares a cell, 4 lanes with the baseline x86-64 SSE2 the wheels target),
-//! the rest the NaN scan, the metrics and the scratch.
+//! path 28.5-29 ms, against 4.1-4.5 ms for one numpy pass over both matrices
+//! (6-7x; the target is 3x).  callgrind (LTO, 20k rows): 8,730
+//! instructions a row general, 3,960 sparse.  `evaluate_flat` with sorted
+//! `indexes` reads each query's run of cells through the same sparse path.
+//! Where a sparse row's time goes (perf, LTO): about a quarter reading the
+//! 100 labels (one branch-free compaction of the positive cells), a quarter
+//! counting ranks (one pass over the scores per positive label, two compares
+//! a cell, 4 lanes with the baseline x86-64 SSE2 the wheels target), the rest
+//! the NaN scan, the few-element sorts, the metrics and the scratch.
 //!
 //! What did not pay: skipping blocks of 8 labels without a positive one (12%
 //! fewer instructions, 5-10% more CPU time: the block test's branch
 //! mispredicts at 5% labels); the positive labels four at a time, a 4-bit
-//! mask and a table of its set positions, branch-free (29.0 -> 30.8 ms); `usize` counts in the rank count (2 lanes a
-//! compare; `u32` counts are 4); counting the cells before and after a cell in
-//! two loops (each with a scalar tail) rather than one pass with an equality
-//! count.  Left: AVX2 (8 lanes) by run-time dispatch needs `unsafe` in the core.
+//! mask and a table of its set positions, branch-free (29.0 -> 30.8 ms);
+//! `usize` counts in the rank count (2 lanes a compare; `u32` counts are 4);
+//! counting the cells before and after a cell in two loops (each with a
+//! scalar tail) rather than one pass with an equality count.  Left: AVX2 (8
+//! lanes) by run-time dispatch needs `unsafe` in the core.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};

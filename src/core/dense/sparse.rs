@@ -221,34 +221,36 @@ pub(super) fn row(
         return None;
     }
     // (rank, label) in rank order: a few pairs, insertion sort.
-    let pairs = &mut s.pairs;
-    pairs.clear();
-    pairs.extend(s.order.iter().copied().zip(s.labels.iter().copied()));
-    for a in 1..pairs.len() {
-        let mut b = a;
-        while b > 0 && pairs[b - 1].0 > pairs[b].0 {
-            pairs.swap(b - 1, b);
-            b -= 1;
-        }
-    }
+    s.pairs.clear();
+    s.pairs
+        .extend(s.order.iter().copied().zip(s.labels.iter().copied()));
+    let pairs = &mut s.pairs[..];
+    insertion_sort(pairs, |a, b| a.0 < b.0);
     // The ideal: the positive labels, descending (the general path's
     // `total_cmp` order: they are finite and positive, and equal ones have
-    // equal bits).  Insertion sort: a few labels, and the library sort's call
-    // cost a tenth of the row.
+    // equal bits).  Insertion sorts on slices: a few elements, and the
+    // library sort's call cost a tenth of the row.
     s.ideal.clear();
     s.ideal.extend_from_slice(&s.labels);
-    let ideal = &mut s.ideal[..];
-    for a in 1..ideal.len() {
-        let mut b = a;
-        while b > 0 && ideal[b - 1] < ideal[b] {
-            ideal.swap(b - 1, b);
-            b -= 1;
-        }
-    }
+    insertion_sort(&mut s.ideal[..], |a, b| a > b);
     for (o, m) in out.iter_mut().zip(metrics) {
         *o = value(m, pairs, &s.ideal, n);
     }
     Some(false)
+}
+
+/// Sort `v` (a few elements) so that no element is `before` an earlier one;
+/// stable.
+fn insertion_sort<T: Copy>(v: &mut [T], before: impl Fn(&T, &T) -> bool) {
+    for a in 1..v.len() {
+        let x = v[a];
+        let mut b = a;
+        while b > 0 && before(&x, &v[b - 1]) {
+            v[b] = v[b - 1];
+            b -= 1;
+        }
+        v[b] = x;
+    }
 }
 
 /// The rank of each cell in `cols`: cells with a higher score, plus cells with
