@@ -304,3 +304,65 @@ def test_threads_give_the_same_values():
     one = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=1).values
     two = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=2).values
     np.testing.assert_array_equal(one, two)
+
+
+# The families of the sparse fast path (src/core/dense/sparse.rs); a metric outside
+# it (bpref) sends every row through the general path.
+SPARSE = [
+    "ndcg", "ndcg@3", "dcg@3", "map", "map@3", "mrr", "recip_rank@2", "recall@3",
+    "P@3", "P", "hits@3", "hit_rate@3", "r_precision",
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=matrices(max_cols=12),
+    level=st.sampled_from([1, 2, 0.5]),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    fortran=st.booleans(),
+    empty=st.sampled_from(["zero", "one", "nan", "skip"]),
+    few=st.booleans(),
+)
+def test_sparse_path_equals_the_general_path_bit_for_bit(m, level, dtype, fortran, empty, few):
+    scores, labels, _mask, lengths = m  # a mask takes the general path
+    rows = len(scores)
+    s = np.array(scores, dtype=dtype).reshape(rows, -1)
+    lab = np.array(labels, dtype=np.float64).reshape(rows, -1)
+    if fortran:  # strided rows
+        s, lab = np.asfortranarray(s), np.asfortranarray(lab)
+    metrics = SPARSE[:5] if few else SPARSE
+    kw = dict(relevance_level=level, empty=empty, lengths=lengths)
+    fast = ranklens.evaluate_dense(s, lab, metrics, **kw)
+    general = ranklens.evaluate_dense(s, lab, [*metrics, "bpref"], **kw)
+    got, want = fast.values, general.values[:, : len(metrics)]
+    assert got.shape == want.shape
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cells=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0]),
+            st.sampled_from(LABELS),
+            st.integers(0, 4),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    level=st.sampled_from([1, 0.5]),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    strided=st.booleans(),
+)
+def test_flat_sparse_path_equals_the_general_path_bit_for_bit(cells, level, dtype, strided):
+    cells = sorted(cells, key=lambda c: c[2])  # grouped: the sparse path reads runs
+    preds = np.array([c[0] for c in cells], dtype=dtype)
+    target = np.array([c[1] for c in cells], dtype=np.float64)
+    idx = np.array([c[2] for c in cells], dtype=np.int64)
+    if strided:  # every other cell of a longer array
+        preds = np.repeat(preds, 2)[::2]
+        target = np.repeat(target, 2)[::2]
+    fast = ranklens.evaluate_flat(preds, target, idx, SPARSE, relevance_level=level)
+    general = ranklens.evaluate_flat(preds, target, idx, [*SPARSE, "bpref"], relevance_level=level)
+    got, want = fast.values, general.values[:, : len(SPARSE)]
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)

@@ -495,3 +495,191 @@ fn flat_cells_group_by_index_value() {
     .unwrap();
     assert_eq!(e.values, vec![0.5, 1.0, 1.0]);
 }
+
+/// The metrics of the sparse path, with and without cutoffs and own levels.
+fn sparse_metrics(many: bool) -> Vec<MetricSpec> {
+    let names = [
+        "ndcg",
+        "dcg",
+        "map",
+        "mrr",
+        "recall",
+        "precision",
+        "hits",
+        "hit_rate",
+        "r_precision",
+    ];
+    let mut m: Vec<MetricSpec> = names.iter().map(|f| spec(f, None)).collect();
+    m.extend(
+        names
+            .iter()
+            .filter(|f| **f != "r_precision")
+            .map(|f| spec(f, Some(3))),
+    );
+    m.extend(
+        ["map", "recall", "precision"]
+            .map(|f| MetricSpec::new(f, Some(50), Some(2.0), &[]).unwrap()),
+    );
+    if many {
+        m
+    } else {
+        // Below `PREFIX_FROM`: each kernel scans its own top k.
+        vec![
+            m[0].clone(),
+            m[2].clone(),
+            m[12].clone(),
+            m[13].clone(),
+            m[14].clone(),
+        ]
+    }
+}
+
+fn bitwise_equal(a: &Result<DenseEvaluation>, b: &Result<DenseEvaluation>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            a.empty == b.empty
+                && a.values.len() == b.values.len()
+                && a.values
+                    .iter()
+                    .zip(&b.values)
+                    .all(|(x, y)| x.to_bits() == y.to_bits())
+        }
+        (Err(a), Err(b)) => a.to_string() == b.to_string(),
+        _ => false,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// The sparse path gives the general path's values BIT FOR BIT (and its
+    /// errors): ties, -0.0, negative and fractional labels, all-zero rows,
+    /// `lengths=`, strided scores and labels, f16/bf16/f32/f64/int scores,
+    /// int/float labels, every `empty=`, levels 0.5..2, rows counted or
+    /// sorted (few or many labels), a NaN score.
+    #[test]
+    fn sparse_equals_general_bit_for_bit(
+        rows in 1usize..6,
+        cols in 1usize..40,
+        seed in proptest::collection::vec((0u8..7, 0u8..8), 240),
+        lens in proptest::collection::vec(0i64..40, 6),
+        dense_labels in any::<bool>(),
+        nan_at in proptest::option::of(0usize..240),
+        level in prop_oneof![Just(1.0), Just(0.5), Just(2.0)],
+        many in any::<bool>(),
+    ) {
+        let n = rows * cols;
+        // Scores in 0, -0.0, 0.5 .. 3: exact in every float type, many ties.
+        let vals = [0.0f64, -0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
+        let f16_bits = [0x0000u16, 0x8000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200];
+        let mut s64: Vec<f64> = seed[..n].iter().map(|&(s, _)| vals[s as usize]).collect();
+        if let Some(c) = nan_at.filter(|&c| c < n) {
+            s64[c] = f64::NAN;
+        }
+        let s32: Vec<f32> = s64.iter().map(|&x| x as f32).collect();
+        let s16: Vec<u16> = seed[..n].iter().enumerate().map(|(c, &(s, _))| if s64[c].is_nan() { 0x7E00 } else { f16_bits[s as usize] }).collect();
+        let sb16: Vec<u16> = s32.iter().map(|x| (x.to_bits() >> 16) as u16).collect();
+        let si: Vec<i32> = seed[..n].iter().map(|&(s, _)| s as i32 - 2).collect();
+        let pick = |l: u8| if dense_labels { [0.0, 1.0, 2.0, -1.0, 3.0, 0.5, 1.0, 2.0][l as usize] } else { [0.0, 0.0, 0.0, 0.0, -1.0, 0.5, 1.0, 3.0][l as usize] };
+        let l64: Vec<f64> = seed[..n].iter().map(|&(_, l)| pick(l)).collect();
+        let li: Vec<i64> = seed[..n].iter().map(|&(_, l)| [0, 0, 1, -1, 2, 0, 3, 1][l as usize]).collect();
+        // Column-major copies, read through strides.
+        let t = |i: usize, j: usize| i * cols + j;
+        let ts32: Vec<f32> = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| s32[t(i, j)]).collect();
+        let tl64: Vec<f64> = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| l64[t(i, j)]).collect();
+        let lengths: Vec<i64> = lens[..rows].iter().map(|&l| l.min(cols as i64)).collect();
+        let scores = [
+            f64s(&s64, rows, cols),
+            Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap()),
+            Numbers::F32(Matrix::new(&ts32, rows, cols, 1, rows).unwrap()),
+            Numbers::F16(Matrix::contiguous(&s16, rows, cols).unwrap()),
+            Numbers::Bf16(Matrix::contiguous(&sb16, rows, cols).unwrap()),
+            Numbers::I32(Matrix::contiguous(&si, rows, cols).unwrap()),
+        ];
+        let labels = [
+            f64s(&l64, rows, cols),
+            Numbers::F64(Matrix::new(&tl64, rows, cols, 1, rows).unwrap()),
+            Numbers::I64(Matrix::contiguous(&li, rows, cols).unwrap()),
+        ];
+        let m = sparse_metrics(many);
+        for valid in [Valid::All, Valid::Lengths(&lengths)] {
+            prop_assert!(sparse::plan(&m, level, DenseTies::First, &valid).is_some());
+            for sc in &scores {
+                for lb in &labels {
+                    for empty in [Empty::Zero, Empty::One, Empty::Nan, Empty::Skip] {
+                        let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
+                        let general = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, true);
+                        prop_assert!(bitwise_equal(&fast, &general), "{sc:?} {lb:?} {valid:?} {empty:?}:\n{fast:?}\n{general:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sparse_path_applies_only_where_its_rules_hold() {
+    let m = sparse_metrics(false);
+    assert!(sparse::plan(&m, 1.0, DenseTies::First, &Valid::All).is_some());
+    for ties in [DenseTies::Expected, DenseTies::Best, DenseTies::Worst] {
+        assert!(sparse::plan(&m, 1.0, ties, &Valid::All).is_none());
+    }
+    // Level 0: label-0 cells are relevant.
+    assert!(sparse::plan(&m, 0.0, DenseTies::First, &Valid::All).is_none());
+    let own0 = [MetricSpec::new("map", None, Some(0.0), &[]).unwrap()];
+    assert!(sparse::plan(&own0, 1.0, DenseTies::First, &Valid::All).is_none());
+    let mask = [1u8; 4];
+    let mm = Valid::Mask(Matrix::contiguous(&mask, 2, 2).unwrap());
+    assert!(sparse::plan(&m, 1.0, DenseTies::First, &mm).is_none());
+    let gains = [MetricSpec::new("ndcg", None, None, &[("gain1".into(), 5.0)]).unwrap()];
+    assert!(sparse::plan(&gains, 1.0, DenseTies::First, &Valid::All).is_none());
+    assert!(sparse::plan(&[spec("bpref", None)], 1.0, DenseTies::First, &Valid::All).is_none());
+}
+
+proptest! {
+    /// Flat cells: the sparse path on each run of grouped cells gives the
+    /// general path's values bit for bit (and its errors), contiguous or
+    /// strided (every other cell of a longer array), f32/f64/f16 scores.
+    #[test]
+    fn flat_sparse_equals_general_bit_for_bit(
+        cells in proptest::collection::vec((0u8..7, 0u8..8, 0i64..5), 0..80),
+        nan_at in proptest::option::of(0usize..80),
+        level in prop_oneof![Just(1.0), Just(0.5)],
+        many in any::<bool>(),
+    ) {
+        let n = cells.len();
+        let vals = [0.0f64, -0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
+        let f16_bits = [0x0000u16, 0x8000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200];
+        let mut s64: Vec<f64> = cells.iter().map(|c| vals[c.0 as usize]).collect();
+        let mut s16: Vec<u16> = cells.iter().map(|c| f16_bits[c.0 as usize]).collect();
+        if let Some(c) = nan_at.filter(|&c| c < n) {
+            s64[c] = f64::NAN;
+            s16[c] = 0x7E00;
+        }
+        let s32: Vec<f32> = s64.iter().map(|&x| x as f32).collect();
+        let labels: Vec<f64> = cells.iter().map(|c| [0.0, 0.0, 0.0, 1.0, 2.0, -1.0, 0.5, 3.0][c.1 as usize]).collect();
+        let mut idx: Vec<i64> = cells.iter().map(|c| c.2).collect();
+        idx.sort();
+        // Strided copies: every other cell of a twice-longer array.
+        let w64: Vec<f64> = s64.iter().flat_map(|&x| [x, 7.0]).collect();
+        let wl: Vec<f64> = labels.iter().flat_map(|&x| [x, 9.0]).collect();
+        let g = group_flat(&idx);
+        let m = sparse_metrics(many);
+        let lab = f64s(&labels, 1, n);
+        let cases = [
+            (f64s(&s64, 1, n), lab),
+            (Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap()), lab),
+            (Numbers::F16(Matrix::contiguous(&s16, 1, n).unwrap()), lab),
+            (
+                Numbers::F64(Matrix::new(&w64, 1, n, 0, 2).unwrap()),
+                Numbers::F64(Matrix::new(&wl, 1, n, 0, 2).unwrap()),
+            ),
+        ];
+        for (sc, lb) in &cases {
+            for empty in [Empty::Zero, Empty::Nan] {
+                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, false);
+                let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, true);
+                prop_assert!(bitwise_equal(&fast, &general), "{sc:?}:\n{fast:?}\n{general:?}");
+            }
+        }
+    }
+}

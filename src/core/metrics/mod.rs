@@ -143,6 +143,11 @@ impl MetricSpec {
         })
     }
 
+    /// Whether custom gains (`gainL` parameters) replace the labels.
+    pub fn has_gains(&self) -> bool {
+        !self.gains.is_empty()
+    }
+
     /// The value of a named parameter (its default when not given).
     pub fn param(&self, key: &str) -> f64 {
         self.params

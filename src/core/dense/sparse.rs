@@ -1,0 +1,375 @@
+//! The sparse fast path of `evaluate_dense` (and of `evaluate_flat` on grouped
+//! cells, a query's run read as a row): a row kept as its cells with a
+//! positive label, `(rank, label)` in rank order, and kernels over those pairs.
+//!
+//! When it applies ([`plan`]): `ties="first"`, no `mask=`, an evaluation
+//! level and every metric's level above 0, and every metric one of ndcg, dcg
+//! (label gains), map/ap, mrr, recall, P, hits, hit_rate, r_precision.  A row
+//! takes it when its scores have no NaN, its labels are finite and it has at
+//! most `COUNT_PER_LOG2 * log2(n)` positive labels; any other row (and every
+//! error) goes through the general path, which gives the same values.
+//!
+//! Why the values are the general kernels', bit for bit: above level 0 a cell
+//! with a label <= 0 is never relevant and has gain 0, so its terms in the
+//! general kernels are `+0.0` (a sum it enters is unchanged: the sums here start
+//! at `+0.0`, and a general sum over a non-empty top is never `-0.0`) or are
+//! skipped; the kept terms are added in the same (rank) order, counts are
+//! integers, and every division is the general kernel's.  Ranks are the
+//! general path's counting ranks (`count_ranks`): cells above plus equal cells
+//! in lower columns.  Tested bit for bit against the general path
+//! (`dense/tests.rs`, `tests/test_dense.py`).
+//!
+//! Cost on 100k x 100 float32, 5% labels, 5 metrics: the general path builds a
+//! 100-long ranked label vector, an ideal from a 100-long scan, and its map,
+//! recall and r_precision kernels rescan the row; here a row costs one scan of
+//! its labels (compacting the positive ones), one NaN scan of its scores, and
+//! one branch-free count over the scores per positive label.
+
+use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
+use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
+use crate::core::metrics::query::discount;
+use crate::core::metrics::{Family, MetricSpec};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Ndcg,
+    Dcg,
+    Map,
+    Mrr,
+    Recall,
+    Precision,
+    Hits,
+    HitRate,
+    RPrecision,
+}
+
+/// One metric of the fast path: its kernel, cutoff and relevance level.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Metric {
+    kind: Kind,
+    k: Option<usize>,
+    level: f64,
+}
+
+/// The fast path's metrics, or `None` when some setting or metric needs the
+/// general path.
+pub(super) fn plan(
+    metrics: &[MetricSpec],
+    level: f64,
+    ties: DenseTies,
+    valid: &Valid<'_>,
+) -> Option<Vec<Metric>> {
+    if ties != DenseTies::First || matches!(valid, Valid::Mask(_)) || level <= 0.0 || level.is_nan()
+    {
+        return None;
+    }
+    metrics
+        .iter()
+        .map(|m| {
+            let kind = match m.family {
+                Family::Ndcg if !m.has_gains() => Kind::Ndcg,
+                Family::Dcg if !m.has_gains() => Kind::Dcg,
+                Family::Map => Kind::Map,
+                Family::Mrr => Kind::Mrr,
+                Family::Recall => Kind::Recall,
+                Family::Precision => Kind::Precision,
+                Family::Hits => Kind::Hits,
+                Family::HitRate => Kind::HitRate,
+                Family::RPrecision => Kind::RPrecision,
+                _ => return None,
+            };
+            let level = m.level.unwrap_or(level);
+            // Above 0 only: at level <= 0 a label-0 cell is relevant.
+            (level > 0.0).then_some(Metric {
+                kind,
+                k: m.k,
+                level,
+            })
+        })
+        .collect()
+}
+
+/// The columns of the cells of `row` (`n` long) with a positive label into
+/// `cols`; `false` when a label is not finite.  Why branch-free (every cell
+/// written, the write position advanced by the test) and on the labels as
+/// they lie (converted only when kept): with 5% positive labels a branch on
+/// each mispredicts about once per positive, and this scan reads every label
+/// of the matrix.
+fn positives<T: Copy>(
+    row: impl Iterator<Item = T>,
+    n: usize,
+    positive: impl Fn(T) -> bool,
+    finite: impl Fn(T) -> bool,
+    cols: &mut Vec<u32>,
+) -> bool {
+    cols.clear();
+    cols.resize(n, 0);
+    let mut all_finite = true;
+    let mut w = 0;
+    // A slice taken once: through the `Vec` each write reloads its fields.
+    let cs = &mut cols[..];
+    for (j, x) in row.enumerate() {
+        all_finite &= finite(x);
+        if let Some(c) = cs.get_mut(w) {
+            *c = j as u32;
+        }
+        w += usize::from(positive(x));
+    }
+    cols.truncate(w);
+    all_finite
+}
+
+/// [`positives`] of the first `n` cells of row `i` of `m`, and their labels
+/// (`conv`) into `labs`.
+#[allow(clippy::too_many_arguments)]
+fn label_cells<T: Copy>(
+    m: &Matrix<'_, T>,
+    i: usize,
+    n: usize,
+    positive: impl Fn(T) -> bool,
+    finite: impl Fn(T) -> bool,
+    conv: impl Fn(T) -> f64,
+    cols: &mut Vec<u32>,
+    labs: &mut Vec<f64>,
+) -> bool {
+    let ok = match m.contiguous_row(i, n) {
+        Some(r) => positives(r.iter().copied(), n, positive, finite, cols),
+        None => positives((0..n).map(|j| m.get(i, j)), n, positive, finite, cols),
+    };
+    labs.clear();
+    labs.extend(cols.iter().map(|&j| conv(m.get(i, j as usize))));
+    ok
+}
+
+/// Positive labels of the first `n` cells of row `i` (see [`label_cells`]),
+/// converted as `Numbers::load` does.
+fn label_row(labels: &Numbers<'_>, i: usize, n: usize, s: &mut Scratch) -> bool {
+    let (c, l) = (&mut s.cols, &mut s.labels);
+    match labels {
+        Numbers::F64(m) => label_cells(m, i, n, |x| x > 0.0, f64::is_finite, |x| x + 0.0, c, l),
+        Numbers::F32(m) => {
+            let f = |x: f32| x as f64 + 0.0;
+            label_cells(m, i, n, |x| x > 0.0, f32::is_finite, f, c, l)
+        }
+        Numbers::F16(m) => {
+            let f = |x| f16_to_f64(x) + 0.0;
+            label_cells(m, i, n, |x| f(x) > 0.0, |x| f(x).is_finite(), f, c, l)
+        }
+        Numbers::Bf16(m) => {
+            let f = |x| bf16_to_f64(x) + 0.0;
+            label_cells(m, i, n, |x| f(x) > 0.0, |x| f(x).is_finite(), f, c, l)
+        }
+        Numbers::I64(m) => label_cells(m, i, n, |x| x > 0, |_| true, |x| x as f64, c, l),
+        Numbers::I32(m) => label_cells(m, i, n, |x| x > 0, |_| true, |x| x as f64, c, l),
+        Numbers::I8(m) => label_cells(m, i, n, |x| x > 0, |_| true, |x| x as f64, c, l),
+        Numbers::U8(m) => label_cells(m, i, n, |x| x > 0, |_| true, |x| x as f64, c, l),
+    }
+}
+
+/// Row `i` through the fast path: `Some(empty)` with `out` written, or `None`
+/// when the row needs the general path (NaN scores, labels not finite, too
+/// many positive labels).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn row(
+    s: &mut Scratch,
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    i: usize,
+    metrics: &[Metric],
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+) -> Option<bool> {
+    let (_, cols) = scores.shape();
+    let n = match valid {
+        Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
+        _ => cols,
+    };
+    if u32::try_from(n).is_err() || !label_row(labels, i, n, s) {
+        return None;
+    }
+    // Ranks of the positive cells, on the scores as they lie.
+    let ok = match scores {
+        Numbers::F32(m) => {
+            let mut buf = std::mem::take(&mut s.scores32);
+            let ok = rank_cells(m.row_prefix(i, n, &mut buf), &s.cols, &mut s.order);
+            s.scores32 = buf;
+            ok
+        }
+        Numbers::F64(m) => {
+            let mut buf = std::mem::take(&mut s.scores);
+            let ok = rank_cells(m.row_prefix(i, n, &mut buf), &s.cols, &mut s.order);
+            s.scores = buf;
+            ok
+        }
+        other => {
+            other.load(i, &mut s.scores);
+            s.scores.truncate(n);
+            rank_cells(&s.scores, &s.cols, &mut s.order)
+        }
+    };
+    if !ok {
+        return None;
+    }
+    if !s.labels.iter().any(|&l| l >= level) {
+        out.fill(empty.value());
+        return Some(true);
+    }
+    let log2n = usize::BITS as usize - n.leading_zeros() as usize;
+    if s.labels.len() > COUNT_PER_LOG2 * log2n {
+        return None;
+    }
+    // (rank, label) in rank order: a few pairs, insertion sort.
+    s.pairs.clear();
+    s.pairs
+        .extend(s.order.iter().copied().zip(s.labels.iter().copied()));
+    let pairs = &mut s.pairs[..];
+    insertion_sort(pairs, |a, b| a.0 < b.0);
+    // The ideal: the positive labels, descending (the general path's
+    // `total_cmp` order: they are finite and positive, and equal ones have
+    // equal bits).  Insertion sorts on slices: a few elements, and the
+    // library sort's call cost a tenth of the row.
+    s.ideal.clear();
+    s.ideal.extend_from_slice(&s.labels);
+    insertion_sort(&mut s.ideal[..], |a, b| a > b);
+    for (o, m) in out.iter_mut().zip(metrics) {
+        *o = value(m, pairs, &s.ideal, n);
+    }
+    Some(false)
+}
+
+/// Sort `v` (a few elements) so that no element is `before` an earlier one;
+/// stable.
+fn insertion_sort<T: Copy>(v: &mut [T], before: impl Fn(&T, &T) -> bool) {
+    for a in 1..v.len() {
+        let x = v[a];
+        let mut b = a;
+        while b > 0 && before(&x, &v[b - 1]) {
+            v[b] = v[b - 1];
+            b -= 1;
+        }
+        v[b] = x;
+    }
+}
+
+/// The rank of each cell in `cols`: cells with a higher score, plus cells with
+/// an equal score in a lower column (`count_ranks`).  `false` when a score is
+/// NaN.
+fn rank_cells<T: Copy + PartialOrd>(row: &[T], cols: &[u32], ranks: &mut Vec<u32>) -> bool {
+    #[allow(clippy::eq_op)]
+    let nan = row.iter().fold(false, |a, &x| a | (x != x));
+    if nan {
+        return false;
+    }
+    ranks.clear();
+    for &c in cols {
+        let j = c as usize;
+        let (Some(&x), Some(before)) = (row.get(j), row.get(..j)) else {
+            return false;
+        };
+        // One pass over the whole row (few leftover cells): cells above, and
+        // cells equal (the cell itself included); the equal ones in lower
+        // columns, rare, counted only when there are some.
+        let (above, equal) = row.iter().fold((0u32, 0u32), |(a, e), &y| {
+            (a + u32::from(y > x), e + u32::from(y == x))
+        });
+        let tied_before = if equal > 1 {
+            before.iter().fold(0u32, |a, &y| a + u32::from(y == x))
+        } else {
+            0
+        };
+        ranks.push(above + tied_before);
+    }
+    true
+}
+
+/// One metric on the row's `(rank, label)` pairs (rank order), `ideal` its
+/// positive labels descending, `n` its length: the general kernel's terms in
+/// its order (see the module doc).
+fn value(m: &Metric, pairs: &[(u32, f64)], ideal: &[f64], n: usize) -> f64 {
+    let depth = m.k.map_or(n, |k| k.min(n));
+    let lv = m.level;
+    let top = || {
+        pairs
+            .iter()
+            .take_while(move |p| (p.0 as usize) < depth)
+            .copied()
+    };
+    let rel_in_top = || top().filter(|p| p.1 >= lv).count();
+    let num_rel = || pairs.iter().filter(|p| p.1 >= lv).count();
+    match m.kind {
+        Kind::Ndcg | Kind::Dcg => {
+            let dcg = top().fold(0.0, |a, (r, l)| a + l / discount(r as usize));
+            if m.kind == Kind::Dcg {
+                return dcg;
+            }
+            let ideal = match m.k {
+                Some(k) if k < ideal.len() => &ideal[..k],
+                _ => ideal,
+            };
+            let idcg = ideal
+                .iter()
+                .enumerate()
+                .fold(0.0, |a, (i, &g)| a + g / discount(i));
+            if idcg > 0.0 {
+                dcg / idcg
+            } else {
+                0.0
+            }
+        }
+        Kind::Map => {
+            let r = num_rel();
+            if r == 0 {
+                return 0.0;
+            }
+            let mut found = 0usize;
+            let mut sum = 0.0;
+            for (rank, _) in top().filter(|p| p.1 >= lv) {
+                found += 1;
+                sum += found as f64 / (rank as usize + 1) as f64;
+            }
+            sum / r as f64
+        }
+        Kind::Mrr => match top().find(|p| p.1 >= lv) {
+            Some((rank, _)) => 1.0 / (rank as usize + 1) as f64,
+            None => 0.0,
+        },
+        Kind::Recall => {
+            let r = num_rel();
+            if r == 0 {
+                return 0.0;
+            }
+            rel_in_top() as f64 / r as f64
+        }
+        Kind::Precision => {
+            let denom = m.k.unwrap_or(n);
+            if denom == 0 {
+                0.0
+            } else {
+                rel_in_top() as f64 / denom as f64
+            }
+        }
+        Kind::Hits => rel_in_top() as f64,
+        Kind::HitRate => {
+            if rel_in_top() > 0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        Kind::RPrecision => {
+            let r = num_rel();
+            if r == 0 {
+                return 0.0;
+            }
+            let depth = r.min(n);
+            let hits = pairs
+                .iter()
+                .take_while(|p| (p.0 as usize) < depth)
+                .filter(|p| p.1 >= lv)
+                .count();
+            hits as f64 / r as f64
+        }
+    }
+}
