@@ -39,14 +39,20 @@
 //!
 //! Why a small row (at most `SMALL_ROW` ids, ground truth and retrieved
 //! together) is matched by scanning its keys, not through the table: with ~12
-//! keys, comparing a retrieved id with each key before it (pointer, then hash,
-//! then text, as the table's probe does) costs less than clearing and filling
-//! a 32-slot table per row.  A row above the threshold, or one whose
-//! retrieved side is a dict or another sequence, goes through the table as
-//! before.  Measured on the bench's 10,000 rows (quick build, CPU, one
-//! thread, best of 7, three alternating runs each, load 3.5-4.5): 3.85-4.02
-//! ms with the table for every row, 3.40-3.45 ms scanning (8.6-8.8x the
-//! naive loop, 9.4-9.6x).
+//! keys, no table is cleared and filled per row, and a 64-bit filter of the
+//! keys' hashes (`Reader::seen`, six hash bits each) skips the scan for most
+//! ids, which have no equal in the row: only an id whose bit is set is
+//! compared with the keys before it (pointer, then hash, then text, as the
+//! table's probe does).  A row above the threshold, or one whose retrieved
+//! side is a dict or another sequence, goes through the table.  Callgrind,
+//! `RowScorer::batch_with` inclusive, per row of the bench (quick build): the
+//! table 4,450 instructions; scanning every key 4,490 (no fewer, but 3.40-3.45
+//! ms of CPU against the table's 3.85-4.02 in alternating runs, load 3.5-4.5);
+//! scanning behind the filter 3,980.  Of these 3,980: ~1,600 reading and
+//! matching (`Reader::row` ~850, `borrowed_ids` ~440, `PyObject_Hash` and
+//! `unicode_hash` ~280, `PyList_GetItem` ~110), ~1,500 scoring
+//! (`PrefixBuf::build` ~520, `score_sample` ~340, the six kernels and their
+//! dispatch ~420), the rest building the rows' vectors and the output.
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
@@ -127,6 +133,12 @@ impl Matched {
         self.pos.clear();
         self.rows.clear();
     }
+}
+
+/// A key's bit in `Reader::seen`: six bits of its hash.
+#[inline]
+fn bit(key: Key) -> u64 {
+    1 << (key.hash as u64 & 63)
 }
 
 /// Where a message points: nothing for a single sample, the row in a batch.
@@ -252,6 +264,10 @@ struct Reader<'py> {
     scored: Vec<(Key, f64, u32)>,
     /// The keys read by `borrowed_ids`.
     read: Vec<Key>,
+    /// A small row: one bit (`bit`) per hash of its keys so far.  An id
+    /// whose bit is clear has no equal among them (equal ids have equal
+    /// hashes), and is not compared with any.
+    seen: u64,
     /// Keep the scores and positions of kept ids (`Setup::general`).
     general: bool,
     /// `duplicates="first"`.
@@ -267,6 +283,7 @@ impl<'py> Reader<'py> {
             table: Vec::new(),
             scored: Vec::new(),
             read: Vec::new(),
+            seen: 0,
             general,
             first,
         }
@@ -502,6 +519,7 @@ impl<'py> Reader<'py> {
         // A small row (the common RAG row) is matched by scanning its few
         // keys, with no table to clear and fill (see the module note).
         let small = ngt + hint <= SMALL_ROW;
+        self.seen = 0;
         if !small {
             self.reset_table(ngt + hint);
         }
@@ -652,8 +670,13 @@ impl<'py> Reader<'py> {
     /// Ground-truth entry `keys[i]` against the entries before it (a small
     /// row): `Some(j)`: the same id is entry `j`.
     #[inline]
-    fn scan_truth(&self, i: usize) -> PyResult<Option<usize>> {
+    fn scan_truth(&mut self, i: usize) -> PyResult<Option<usize>> {
         let key = self.keys[i];
+        let bit = bit(key);
+        if self.seen & bit == 0 {
+            self.seen |= bit;
+            return Ok(None);
+        }
         for (j, &other) in self.keys[..i].iter().enumerate() {
             if self.same(other, key)? {
                 return Ok(Some(j));
@@ -676,7 +699,14 @@ impl<'py> Reader<'py> {
         row: Option<usize>,
     ) -> PyResult<()> {
         let mut truth = NONE;
-        for (p, &other) in self.keys.iter().enumerate() {
+        let bit = bit(key);
+        let keys = if self.seen & bit == 0 {
+            self.seen |= bit;
+            &[][..]
+        } else {
+            &self.keys[..]
+        };
+        for (p, &other) in keys.iter().enumerate() {
             if self.same(other, key)? {
                 if p >= ngt {
                     if self.first {
