@@ -31,11 +31,7 @@
 //! reading: 4.53 ms (7.5x); reading plain-`str` lists by borrowed pointer and
 //! a probe without a result enum: 3.94 ms (8.8x); the retrieved list read
 //! before the table is sized (no `len()` call): 3.32 ms.  The release build
-//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.  What is left (callgrind, instructions
-//! per row): ~2,400 reading and matching (a `PyObject_Hash` call and a probe
-//! per id: ~14 ids a row), ~1,900 scoring (`core::rows`: the running sums
-//! ~550, the six kernels ~470, the rest building the row's label vectors).
-//! 20x the loop (~170 ns a row) would need about half of that in total.
+//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.
 //!
 //! Why a small row (at most `SMALL_ROW` ids, ground truth and retrieved
 //! together) is matched by scanning its keys, not through the table: with ~12
@@ -48,11 +44,23 @@
 //! `RowScorer::batch_with` inclusive, per row of the bench (quick build): the
 //! table 4,450 instructions; scanning every key 4,490 (no fewer, but 3.40-3.45
 //! ms of CPU against the table's 3.85-4.02 in alternating runs, load 3.5-4.5);
-//! scanning behind the filter 3,980.  Of these 3,980: ~1,600 reading and
-//! matching (`Reader::row` ~850, `borrowed_ids` ~440, `PyObject_Hash` and
-//! `unicode_hash` ~280, `PyList_GetItem` ~110), ~1,500 scoring
-//! (`PrefixBuf::build` ~520, `score_sample` ~340, the six kernels and their
-//! dispatch ~420), the rest building the rows' vectors and the output.
+//! scanning behind the filter 3,980.  The release build (LTO, stable ABI),
+//! alternating with the table's in one minute (CPU, one thread, best of 7,
+//! four runs each, load 2.8-3.6): 2.96-3.11 ms (10.5-11.2x the naive loop)
+//! against 3.50-3.54 ms (9.4-10.4x).
+//!
+//! What is left, per row (callgrind, inclusive): `Reader::row` ~1,940
+//! (its own code ~850: the scan, the rows' vectors, holding the ground-truth
+//! ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
+//! ids; `PyList_GetItem` ~110) and `score_row` ~1,920 (`PrefixBuf::build`
+//! ~520, `score_sample`'s own ~340, the six kernels and their dispatch ~420,
+//! the rest the label vectors and the ideal's sort).  20x the loop (~165 ns
+//! a row) would need about half of the ~3,980 in total.  Under the stable
+//! ABI a list access and a hash are function calls into Python (~830 a row
+//! of calls alone), so most of the cut would have to come from the scoring:
+//! a fused path computing the kernels' terms from the ranks of the hits (not
+//! written: each kernel's summation order would have to be reproduced and
+//! tested bit for bit).
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
