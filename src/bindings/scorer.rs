@@ -47,7 +47,10 @@
 //! scanning behind the filter 3,980.  The release build (LTO, stable ABI),
 //! alternating with the table's in one minute (CPU, one thread, best of 7,
 //! four runs each, load 2.8-3.6): 2.96-3.11 ms (10.5-11.2x the naive loop)
-//! against 3.50-3.54 ms (9.4-10.4x).
+//! against 3.50-3.54 ms (9.4-10.4x).  Not holding a reference to the ground
+//! truth's ids when both cells are plain-`str` lists (see `borrowed_ids`):
+//! 3,670 -> 3,590 instructions a row (callgrind, release build, where each
+//! reference is a call into Python).
 //!
 //! What is left, per row (callgrind, inclusive): `Reader::row` ~1,940
 //! (its own code ~850: the scan, the rows' vectors, holding the ground-truth
@@ -345,9 +348,12 @@ impl<'py> Reader<'py> {
     /// Why this is sound: the ids stay alive as long as the list holds them,
     /// and the list cannot change while the GIL is held and no Python code
     /// runs (hashing and comparing exact `str`s runs none).  The ground
-    /// truth's ids are then held (reading the retrieved side may run Python
-    /// code); the retrieved list is read just before its ids are matched,
-    /// which runs none.  Not on free-threaded Python, where another thread
+    /// truth's ids are held when the retrieved side is another cell (reading
+    /// it may run Python code); when it is a plain-`str` list too, it is read
+    /// right after the ground truth and its ids are matched right after it,
+    /// and none of that runs Python code, so nothing is held (under the
+    /// stable ABI, taking and dropping a reference are two calls into Python
+    /// per id).  Not on free-threaded Python, where another thread
     /// could change a list at any time.
     fn borrowed_ids(&mut self, cell: &Bound<'py, PyAny>, row: Option<usize>) -> PyResult<bool> {
         #[cfg(not(Py_GIL_DISABLED))]
@@ -457,14 +463,10 @@ impl<'py> Reader<'py> {
         };
         let mut empty = false;
         let first_label = m.labels.len();
-        if self.borrowed_ids(relevant, row)? {
-            // Plain ids: one group each.  Held: reading the retrieved side
-            // may run Python code (a score's `__float__`).
-            for key in &self.read {
-                // SAFETY: `key.obj` is alive (its list holds it).
-                self.hold
-                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
-            }
+        let truth_borrowed = self.borrowed_ids(relevant, row)?;
+        if truth_borrowed {
+            // Plain ids: one group each (held below unless the retrieved
+            // side is read by borrowed pointer too).
             self.keys.extend_from_slice(&self.read);
             let n = self.read.len() as u32;
             m.groups.extend(0..n);
@@ -511,6 +513,16 @@ impl<'py> Reader<'py> {
         // The common retrieved cell is read here, before the table is sized;
         // from here to its matching, no Python code runs.
         let borrowed = self.borrowed_ids(retrieved, row)?;
+        if truth_borrowed && !borrowed {
+            // Reading the retrieved side may run Python code (a score's
+            // `__float__`, an id's `__str__`): hold the ground truth's ids.
+            for key in &self.keys[..ngt] {
+                // SAFETY: `key.obj` is alive (its list holds it, and no
+                // Python code ran since it was read).
+                self.hold
+                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
+            }
+        }
         let hint = if borrowed {
             self.read.len()
         } else if is_missing(retrieved) {
