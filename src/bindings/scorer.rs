@@ -52,9 +52,9 @@
 //! 3,670 -> 3,590 instructions a row (callgrind, release build, where each
 //! reference is a call into Python).
 //!
-//! What is left, per row (callgrind, inclusive): `Reader::row` ~1,940
-//! (its own code ~850: the scan, the rows' vectors, holding the ground-truth
-//! ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
+//! What is left, per row (callgrind, inclusive, quick build of commit
+//! c016040): `Reader::row` ~1,940 (its own code ~850: the scan, the rows'
+//! vectors, holding the ground-truth ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
 //! ids; `PyList_GetItem` ~110) and `score_row` ~1,920 (`PrefixBuf::build`
 //! ~520, `score_sample`'s own ~340, the six kernels and their dispatch ~420,
 //! the rest the label vectors and the ideal's sort).  20x the loop (~165 ns
