@@ -8,6 +8,8 @@ result spellings, `score_labels`, `score_frame(semantics=...)`.
 3. ``empty=``, ``duplicates=``, ``miss=`` and ``mean_rank``.
 4. Any spelling finds a metric in ``score``, ``score_batch`` and ``evaluate``.
 5. ``score_labels`` and ``score_frame`` by hand.
+6. Rows small enough to be matched by scanning and rows matched through a hash
+   table: the same values (against ``evaluate``) and the same errors.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ranklens
 from ranklens import Qrels, RanklensInputError, RanklensWarning, Scorer
@@ -609,3 +613,84 @@ def test_python_code_run_while_reading_cannot_free_a_read_id():
     got = ranklens.score(retrieved, relevant, ["mrr", "num_rel", "num_rel_ret"])
     assert got == {"mrr": 1.0, "num_rel": 2.0, "num_rel_ret": 1.0}
     assert relevant == []
+
+
+# ---------------------------------------------------------------------------
+# 6. Small rows (matched by scanning their keys) and large rows (a hash table)
+# ---------------------------------------------------------------------------
+
+SIZE_METRICS = ["P@5,20", "recall@10", "mrr", "map", "ndcg@10", "ndcg", "bpref", "num_ret"]
+
+
+def _fresh(d):
+    """An id as a new object of the same text (or an int for "<digits>")."""
+    return int(d) if d.isdigit() else "".join([d[:1], d[1:]])
+
+
+@st.composite
+def sized_rows(draw):
+    # Rows of 0-30 ids on each side straddle the scanning threshold (16 ids of
+    # ground truth and retrieved); the ids are new objects (matched by text, not
+    # identity), some ints, retrieved lists repeat ids, ground truth comes as
+    # ids, graded dicts (negative labels too) or groups.
+    vocab = [*(f"d{i}" for i in range(30)), *(str(i) for i in range(10))]
+    retrieved, relevant, kept = [], [], []
+    for _ in range(draw(st.integers(1, 6))):
+        docs = draw(st.lists(st.sampled_from(vocab), unique=True, max_size=16))
+        ret = draw(st.lists(st.sampled_from(vocab), max_size=30))
+        kind = draw(st.integers(0, 2))
+        if kind == 0:
+            rel = [_fresh(d) for d in docs]
+        elif kind == 1:
+            rel = {_fresh(d): draw(st.sampled_from([-1, 0, 0.5, 1, 2])) for d in docs}
+        else:
+            cut = draw(st.integers(0, len(docs)))
+            rel = [[_fresh(d) for d in docs[:cut]], *map(_fresh, docs[cut:])]
+            rel = [g for g in rel if g != []]
+        retrieved.append([_fresh(d) for d in ret])
+        relevant.append(rel)
+        kept.append(list(dict.fromkeys(ret)))
+    return retrieved, relevant, kept
+
+
+def _as_text(rel):
+    if isinstance(rel, dict):
+        return {str(d): v for d, v in rel.items()}
+    return [str(g) if not isinstance(g, list) else [str(d) for d in g] for g in rel]
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    rows=sized_rows(),
+    level=st.sampled_from(["positive", 1, 2]),
+    options=st.sampled_from([{}, *OPTIONS]),
+)
+def test_small_and_large_rows_match_evaluate(rows, level, options):
+    # The same values as evaluate's Rust backend on the same rows, bit for bit.
+    retrieved, relevant, kept = rows
+    scorer = Scorer(SIZE_METRICS, relevance_level=level, duplicates="first", **options)
+    batch = scorer.batch(retrieved, relevant)
+    one = [scorer(r, g) for r, g in zip(retrieved, relevant)]
+    text = [_as_text(g) for g in relevant]
+    ref = _reference(kept, text, SIZE_METRICS, level, backend="rust", **options)
+    for j, m in enumerate(ref.metrics):
+        want = ref.values[:, j]
+        np.testing.assert_array_equal(batch[m.name], want, err_msg=m.name)
+        np.testing.assert_array_equal([s[m.name] for s in one], want, err_msg=m.name)
+    for r, g, k in zip(retrieved, relevant, kept):
+        if len(k) < len(r):  # a repeated id: duplicates="raise" names both ranks
+            i = next(i for i, d in enumerate(r) if str(d) in map(str, r[:i]))
+            first = [str(d) for d in r].index(str(r[i]))
+            msg = rf'"{r[i]}" is retrieved twice \(ranks {first + 1} and {i + 1}\)'
+            with pytest.raises(RanklensInputError, match=msg):
+                Scorer(SIZE_METRICS, relevance_level=level)(r, g)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 20])
+def test_ground_truth_repeats_are_found_in_rows_of_any_size(n):
+    ids = [f"g{i}" for i in range(n)]
+    with pytest.raises(RanklensInputError, match=r'"g0" is in groups 0 and 1'):
+        ranklens.score(["x"], [["g0"], ["".join(["g", "0"]), *ids[1:]]], "P@1")
+    with pytest.raises(RanklensInputError, match=r'"g0" is listed twice in group 0'):
+        ranklens.score(["x"], [[*ids, "".join(["g", "0"])]], "P@1")

@@ -31,11 +31,39 @@
 //! reading: 4.53 ms (7.5x); reading plain-`str` lists by borrowed pointer and
 //! a probe without a result enum: 3.94 ms (8.8x); the retrieved list read
 //! before the table is sized (no `len()` call): 3.32 ms.  The release build
-//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.  What is left (callgrind, instructions
-//! per row): ~2,400 reading and matching (a `PyObject_Hash` call and a probe
-//! per id: ~14 ids a row), ~1,900 scoring (`core::rows`: the running sums
-//! ~550, the six kernels ~470, the rest building the row's label vectors).
-//! 20x the loop (~170 ns a row) would need about half of that in total.
+//! (LTO, stable ABI): 3.5-3.7 ms, 9.2-9.6x.
+//!
+//! Why a small row (at most `SMALL_ROW` ids, ground truth and retrieved
+//! together) is matched by scanning its keys, not through the table: with ~12
+//! keys, no table is cleared and filled per row, and a 64-bit filter of the
+//! keys' hashes (`Reader::seen`, six hash bits each) skips the scan for most
+//! ids, which have no equal in the row: only an id whose bit is set is
+//! compared with the keys before it (pointer, then hash, then text, as the
+//! table's probe does).  A row above the threshold, or one whose retrieved
+//! side is a dict or another sequence, goes through the table.  Callgrind,
+//! `RowScorer::batch_with` inclusive, per row of the bench (quick build): the
+//! table 4,450 instructions; scanning every key 4,490 (no fewer, but 3.40-3.45
+//! ms of CPU against the table's 3.85-4.02 in alternating runs, load 3.5-4.5);
+//! scanning behind the filter 3,980.  The release build (LTO, stable ABI),
+//! alternating with the table's in one minute (CPU, one thread, best of 7,
+//! four runs each, load 2.8-3.6): 2.96-3.11 ms (10.5-11.2x the naive loop)
+//! against 3.50-3.54 ms (9.4-10.4x).  Not holding a reference to the ground
+//! truth's ids when both cells are plain-`str` lists (see `borrowed_ids`):
+//! 3,670 -> 3,590 instructions a row (callgrind, release build, where each
+//! reference is a call into Python).
+//!
+//! What is left, per row (callgrind, inclusive, quick build of commit
+//! c016040): `Reader::row` ~1,940 (its own code ~850: the scan, the rows'
+//! vectors, holding the ground-truth ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
+//! ids; `PyList_GetItem` ~110) and `score_row` ~1,920 (`PrefixBuf::build`
+//! ~520, `score_sample`'s own ~340, the six kernels and their dispatch ~420,
+//! the rest the label vectors and the ideal's sort).  20x the loop (~165 ns
+//! a row) would need about half of the ~3,980 in total.  Under the stable
+//! ABI a list access and a hash are function calls into Python (~830 a row
+//! of calls alone), so most of the cut would have to come from the scoring:
+//! a fused path computing the kernels' terms from the ranks of the hits (not
+//! written: each kernel's summation order would have to be reproduced and
+//! tested bit for bit).
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
@@ -66,6 +94,10 @@ use super::evaluate::MetricArg;
 /// Rows from which a batch's scoring runs on the pool (see the module note:
 /// below, a batch is over in about a millisecond).
 const PARALLEL_ROWS: usize = 4096;
+
+/// Rows of at most this many ids (ground truth and retrieved) are matched by
+/// scanning the row's keys, not through a hash table (see the module note).
+const SMALL_ROW: usize = 16;
 
 /// No ground-truth entry (a retrieved id that is not in the ground truth).
 const NONE: u32 = u32::MAX;
@@ -112,6 +144,12 @@ impl Matched {
         self.pos.clear();
         self.rows.clear();
     }
+}
+
+/// A key's bit in `Reader::seen`: six bits of its hash.
+#[inline]
+fn bit(key: Key) -> u64 {
+    1 << (key.hash as u64 & 63)
 }
 
 /// Where a message points: nothing for a single sample, the row in a batch.
@@ -237,6 +275,10 @@ struct Reader<'py> {
     scored: Vec<(Key, f64, u32)>,
     /// The keys read by `borrowed_ids`.
     read: Vec<Key>,
+    /// A small row: one bit (`bit`) per hash of its keys so far.  An id
+    /// whose bit is clear has no equal among them (equal ids have equal
+    /// hashes), and is not compared with any.
+    seen: u64,
     /// Keep the scores and positions of kept ids (`Setup::general`).
     general: bool,
     /// `duplicates="first"`.
@@ -252,6 +294,7 @@ impl<'py> Reader<'py> {
             table: Vec::new(),
             scored: Vec::new(),
             read: Vec::new(),
+            seen: 0,
             general,
             first,
         }
@@ -305,9 +348,12 @@ impl<'py> Reader<'py> {
     /// Why this is sound: the ids stay alive as long as the list holds them,
     /// and the list cannot change while the GIL is held and no Python code
     /// runs (hashing and comparing exact `str`s runs none).  The ground
-    /// truth's ids are then held (reading the retrieved side may run Python
-    /// code); the retrieved list is read just before its ids are matched,
-    /// which runs none.  Not on free-threaded Python, where another thread
+    /// truth's ids are held when the retrieved side is another cell (reading
+    /// it may run Python code); when it is a plain-`str` list too, it is read
+    /// right after the ground truth and its ids are matched right after it,
+    /// and none of that runs Python code, so nothing is held (under the
+    /// stable ABI, taking and dropping a reference are two calls into Python
+    /// per id).  Not on free-threaded Python, where another thread
     /// could change a list at any time.
     fn borrowed_ids(&mut self, cell: &Bound<'py, PyAny>, row: Option<usize>) -> PyResult<bool> {
         #[cfg(not(Py_GIL_DISABLED))]
@@ -417,14 +463,10 @@ impl<'py> Reader<'py> {
         };
         let mut empty = false;
         let first_label = m.labels.len();
-        if self.borrowed_ids(relevant, row)? {
-            // Plain ids: one group each.  Held: reading the retrieved side
-            // may run Python code (a score's `__float__`).
-            for key in &self.read {
-                // SAFETY: `key.obj` is alive (its list holds it).
-                self.hold
-                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
-            }
+        let truth_borrowed = self.borrowed_ids(relevant, row)?;
+        if truth_borrowed {
+            // Plain ids: one group each (held below unless the retrieved
+            // side is read by borrowed pointer too).
             self.keys.extend_from_slice(&self.read);
             let n = self.read.len() as u32;
             m.groups.extend(0..n);
@@ -471,6 +513,16 @@ impl<'py> Reader<'py> {
         // The common retrieved cell is read here, before the table is sized;
         // from here to its matching, no Python code runs.
         let borrowed = self.borrowed_ids(retrieved, row)?;
+        if truth_borrowed && !borrowed {
+            // Reading the retrieved side may run Python code (a score's
+            // `__float__`, an id's `__str__`): hold the ground truth's ids.
+            for key in &self.keys[..ngt] {
+                // SAFETY: `key.obj` is alive (its list holds it, and no
+                // Python code ran since it was read).
+                self.hold
+                    .push(unsafe { Bound::from_borrowed_ptr(self.py, key.obj) });
+            }
+        }
         let hint = if borrowed {
             self.read.len()
         } else if is_missing(retrieved) {
@@ -484,11 +536,22 @@ impl<'py> Reader<'py> {
                 format!("{}more than 4,294,967,294 ids in one row", at(row)),
             ));
         }
-        self.reset_table(ngt + hint);
+        // A small row (the common RAG row) is matched by scanning its few
+        // keys, with no table to clear and fill (see the module note).
+        let small = ngt + hint <= SMALL_ROW;
+        self.seen = 0;
+        if !small {
+            self.reset_table(ngt + hint);
+        }
         // Ground truth: an id in two groups (or twice in one) is an error.
         let groups = &m.groups[span.groups.0..];
         for i in 0..ngt {
-            if let Some(j) = self.insert_truth(i)? {
+            let dup = if small {
+                self.scan_truth(i)?
+            } else {
+                self.insert_truth(i)?
+            };
+            if let Some(j) = dup {
                 let d = shown(self.keys[i].obj, py);
                 let (ga, gb) = (groups[j], groups[i]);
                 return Err(bad(
@@ -506,7 +569,13 @@ impl<'py> Reader<'py> {
             }
         }
 
-        if borrowed {
+        if borrowed && small {
+            for rank in 0..self.read.len() {
+                let key = self.read[rank];
+                let score = (hint - rank) as f64;
+                self.retrieved_small(m, key, score, rank as u32, rank, ngt, row)?;
+            }
+        } else if borrowed {
             for rank in 0..self.read.len() {
                 let key = self.read[rank];
                 let score = (hint - rank) as f64;
@@ -515,6 +584,7 @@ impl<'py> Reader<'py> {
         } else if is_missing(retrieved) {
             empty = true;
         } else if let Ok(d) = retrieved.cast::<PyDict>() {
+            self.ensure_table(ngt + d.len(), small)?;
             // Ranked by score descending, ties by id descending (code point
             // order, which is UTF-8 byte order: trec_eval's).
             self.scored.clear();
@@ -541,6 +611,7 @@ impl<'py> Reader<'py> {
             out?;
         } else {
             let what = "the retrieved list (a list of ids, a dict id -> score, or None)";
+            self.ensure_table(ngt + hint, small)?;
             let mut rank = 0usize;
             each_item(retrieved, row, what, |item| {
                 let key = self.key(item, row, "a retrieved id")?;
@@ -594,6 +665,78 @@ impl<'py> Reader<'py> {
             slot = (slot + 1) & mask;
         }
         self.table[slot] = self.keys.len() as u32 + 1;
+        self.keys.push(key);
+        m.ranked.push(truth);
+        if self.general {
+            m.scores.push(score);
+            m.pos.push(pos);
+        }
+        Ok(())
+    }
+
+    /// Before matching through the table on a row whose ground truth was
+    /// checked by scanning: size the table and insert the ground truth
+    /// (known distinct).  Nothing for a row matched through the table.
+    fn ensure_table(&mut self, n: usize, small: bool) -> PyResult<()> {
+        if small {
+            self.reset_table(n);
+            for i in 0..self.keys.len() {
+                self.insert_truth(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ground-truth entry `keys[i]` against the entries before it (a small
+    /// row): `Some(j)`: the same id is entry `j`.
+    #[inline]
+    fn scan_truth(&mut self, i: usize) -> PyResult<Option<usize>> {
+        let key = self.keys[i];
+        let bit = bit(key);
+        if self.seen & bit == 0 {
+            self.seen |= bit;
+            return Ok(None);
+        }
+        for (j, &other) in self.keys[..i].iter().enumerate() {
+            if self.same(other, key)? {
+                return Ok(Some(j));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `retrieved` for a small row: the row's keys scanned, no table.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn retrieved_small(
+        &mut self,
+        m: &mut Matched,
+        key: Key,
+        score: f64,
+        pos: u32,
+        rank: usize,
+        ngt: usize,
+        row: Option<usize>,
+    ) -> PyResult<()> {
+        let mut truth = NONE;
+        let bit = bit(key);
+        let keys = if self.seen & bit == 0 {
+            self.seen |= bit;
+            &[][..]
+        } else {
+            &self.keys[..]
+        };
+        for (p, &other) in keys.iter().enumerate() {
+            if self.same(other, key)? {
+                if p >= ngt {
+                    if self.first {
+                        return Ok(());
+                    }
+                    return Err(self.repeated(key, p - ngt, rank, row));
+                }
+                truth = p as u32;
+            }
+        }
         self.keys.push(key);
         m.ranked.push(truth);
         if self.general {
