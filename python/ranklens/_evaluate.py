@@ -38,7 +38,6 @@ def evaluate(
     ties: str = "trec",
     empty: str = "zero",
     miss: str | None = "k+1",
-    _warn_levels: bool = True,
 ) -> Results:
     """Score ``run`` against ``qrels`` on ``metrics``.
 
@@ -80,6 +79,40 @@ def evaluate(
     group is satisfied.  Families without an expected form raise
     ``UnknownMetricError`` before anything is scored.
     """
+    return evaluate_levels(
+        qrels,
+        run,
+        metrics,
+        warn_levels=True,
+        relevance_level=relevance_level,
+        backend=backend,
+        threads=threads,
+        judged_only=judged_only,
+        max_docs=max_docs,
+        ties=ties,
+        empty=empty,
+        miss=miss,
+    )
+
+
+def evaluate_levels(
+    qrels: Qrels | Mapping[str, Mapping[str, float]],
+    run: Run | Mapping[str, Any],
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    warn_levels: bool,
+    relevance_level: float | str = 1,
+    backend: str = "rust",
+    threads: int | None = None,
+    judged_only: bool = False,
+    max_docs: int | None = None,
+    ties: str = "trec",
+    empty: str = "zero",
+    miss: str | None = "k+1",
+) -> Results:
+    """:func:`evaluate`; ``warn_levels=False`` leaves out its warning about a
+    relevance level no label reaches (the pytrec_eval drop-in: pytrec_eval
+    says nothing)."""
     ms = parse_metrics(metrics)
     level = check_level(relevance_level)
     check_empty(empty)
@@ -91,7 +124,7 @@ def evaluate(
     r = as_run(run)
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
-    if _warn_levels and len(q.labels):  # False: the pytrec_eval drop-in, silent as pytrec_eval
+    if warn_levels and len(q.labels):
         warn_unreached(float(q.labels.max()), ms, level)
     if backend == "rust":
         specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]

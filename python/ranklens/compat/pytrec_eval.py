@@ -75,7 +75,7 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._data import Qrels, Run
-from ranklens._evaluate import evaluate as _evaluate
+from ranklens._evaluate import evaluate_levels as _evaluate
 from ranklens._names import Metric, parse_metric
 
 __all__ = [
@@ -413,7 +413,7 @@ class RelevanceEvaluator:
             self._metrics,
             relevance_level=self._level,
             judged_only=self._judged_only,
-            _warn_levels=False,  # pytrec_eval says nothing about unreached levels
+            warn_levels=False,  # pytrec_eval says nothing about unreached levels
         )
         values = res.values[[qindex[q] for q in qids]]
         if res.metrics != self._metrics:  # columns in our order, whatever evaluate did
