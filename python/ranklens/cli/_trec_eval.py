@@ -493,10 +493,15 @@ def _metric_values(
 def _cut(run: Run, o: Opts) -> tuple[Run, int | None]:
     """trec_eval's -M: no limit (None), or a limit <= 0, which keeps no document
     at all (an empty run)."""
-    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
+    max_docs = _limit(o)
     if max_docs is not None and max_docs <= 0:
         return Run({}), None
     return run, max_docs
+
+
+def _limit(o: Opts) -> int | None:
+    """-M as given: None when it is trec_eval's default (no limit)."""
+    return None if o.max_docs >= MAXLONG else o.max_docs
 
 
 def _jg_values(
@@ -524,8 +529,7 @@ def _prefs_values(
     names = [me.name for me in measures if me.rel == "prefs"]
     if prefs is None or not names:
         return {}
-    max_docs = None if o.max_docs >= MAXLONG else o.max_docs
-    res = evaluate_prefs(prefs, run, names, max_docs=max_docs)
+    res = evaluate_prefs(prefs, run, names, max_docs=_limit(o))
     return {
         q: {n: float(v) for n, v in zip(names, res.values[i])} for i, q in enumerate(res.query_ids)
     }

@@ -117,6 +117,7 @@ def _gains_builder(family: str) -> Callable[..., list]:
 
 _L5 = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _R11 = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)  # Rprec_mult's multiples of R
 
 
 def _prefs_slot(me: Meas, params: tuple, opts: Opts) -> list:
@@ -162,7 +163,7 @@ MEASURES: list[Meas] = [
         "double",
         True,
         "mean",
-        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        _MULT,
         _cut_double("rprec_mult", "mult"),
     ),
     Meas("utility", "p_double", "double", True, "mean", (1.0, -1.0, 0.0, 0.0), _build_utility),
@@ -206,7 +207,7 @@ MEASURES: list[Meas] = [
         "double",
         True,
         "mean",
-        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        _MULT,
         _cut_double("rprec_mult", "mult"),
         rel="qrels_jg",
     ),
