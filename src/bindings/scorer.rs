@@ -654,24 +654,48 @@ impl<'py> Reader<'py> {
             }
             let p = p as usize - 1;
             if self.same(self.keys[p], key)? {
-                if p >= ngt {
-                    if self.first {
-                        return Ok(());
-                    }
-                    return Err(self.repeated(key, p - ngt, rank, row));
+                match self.matched(p, ngt, key, rank, row)? {
+                    Some(t) => truth = t,
+                    None => return Ok(()),
                 }
-                truth = p as u32;
             }
             slot = (slot + 1) & mask;
         }
         self.table[slot] = self.keys.len() as u32 + 1;
+        self.append(m, key, truth, score, pos);
+        Ok(())
+    }
+
+    /// A retrieved id equal to entry `p` of the row: `Some(p)` when that is a
+    /// ground-truth entry; for an id retrieved before, `None` (drop it:
+    /// `duplicates="first"`) or the error.
+    #[inline]
+    fn matched(
+        &self,
+        p: usize,
+        ngt: usize,
+        key: Key,
+        rank: usize,
+        row: Option<usize>,
+    ) -> PyResult<Option<u32>> {
+        if p < ngt {
+            return Ok(Some(p as u32));
+        }
+        if self.first {
+            return Ok(None);
+        }
+        Err(self.repeated(key, p - ngt, rank, row))
+    }
+
+    /// A new retrieved id at the next kept rank, `truth` its ground-truth entry.
+    #[inline]
+    fn append(&mut self, m: &mut Matched, key: Key, truth: u32, score: f64, pos: u32) {
         self.keys.push(key);
         m.ranked.push(truth);
         if self.general {
             m.scores.push(score);
             m.pos.push(pos);
         }
-        Ok(())
     }
 
     /// Before matching through the table on a row whose ground truth was
@@ -728,21 +752,13 @@ impl<'py> Reader<'py> {
         };
         for (p, &other) in keys.iter().enumerate() {
             if self.same(other, key)? {
-                if p >= ngt {
-                    if self.first {
-                        return Ok(());
-                    }
-                    return Err(self.repeated(key, p - ngt, rank, row));
+                match self.matched(p, ngt, key, rank, row)? {
+                    Some(t) => truth = t,
+                    None => return Ok(()),
                 }
-                truth = p as u32;
             }
         }
-        self.keys.push(key);
-        m.ranked.push(truth);
-        if self.general {
-            m.scores.push(score);
-            m.pos.push(pos);
-        }
+        self.append(m, key, truth, score, pos);
         Ok(())
     }
 
