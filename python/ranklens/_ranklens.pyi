@@ -84,7 +84,13 @@ def read_trec(
     round_f32: bool = False,
     max_line: int = ...,  # 1 MiB (MAX_LINE in the core)
 ) -> tuple[_Encoded, str | None]: ...
-def write_trec(path: str, kind: str, side: _Encoded, tag: str | None = None) -> None: ...
+def write_trec(
+    path: str,
+    kind: str,
+    side: _Encoded,
+    tag: str | None = None,
+    subtopics: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> None: ...
 def encode_columns(
     kind: str,
     chunks: list[tuple[tuple[object, ...], tuple[object, ...], npt.NDArray[np.float64]]],

@@ -6,6 +6,7 @@ use crate::core::error::Error;
 use crate::core::eval;
 use crate::core::trec::{self, TrecRows};
 use crate::core::vocab::Vocab;
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -41,15 +42,18 @@ pub(super) fn read_trec<'py>(
 }
 
 /// Write an encoded side as a TREC file (`.gz` paths compressed, `"-"` stdout).
-/// `tag` is required for a run and ignored for qrels.
+/// `tag` is required for a run and ignored for qrels.  `subtopics` (qrels
+/// only): a vocabulary (bytes, offsets) and one index into it per row, written
+/// as the second field (the diversity format).
 #[pyfunction]
-#[pyo3(signature = (path, kind, side, tag = None))]
+#[pyo3(signature = (path, kind, side, tag = None, subtopics = None))]
 pub(super) fn write_trec<'py>(
     py: Python<'py>,
     path: &str,
     kind: &str,
     side: SideArrays<'py>,
     tag: Option<&str>,
+    subtopics: Option<SubtopicArrays<'py>>,
 ) -> PyResult<()> {
     let sl = |e: numpy::AsSliceError| PyTypeError::new_err(format!("non-contiguous array: {e}"));
     let err = |e: Error| to_py(py, e);
@@ -68,10 +72,30 @@ pub(super) fn write_trec<'py>(
         doc_ids: side.5.as_slice().map_err(sl)?,
         values: side.6.as_slice().map_err(sl)?,
     };
-    py.detach(|| match kind {
-        "run" => trec::write_run_rows(path, rows, tag.unwrap_or("ranklens")),
-        "qrels" => trec::write_qrels_rows(path, rows),
+    let subtopics = match &subtopics {
+        Some((bytes, offsets, ids)) => Some((
+            Vocab::new(
+                bytes.as_slice().map_err(sl)?,
+                offsets.as_slice().map_err(sl)?,
+            )
+            .map_err(err)?,
+            ids.as_slice().map_err(sl)?,
+        )),
+        None => None,
+    };
+    py.detach(|| match (kind, subtopics) {
+        ("run", None) => trec::write_run_rows(path, rows, tag.unwrap_or("ranklens")),
+        ("qrels", None) => trec::write_qrels_rows(path, rows),
+        ("qrels", Some((names, ids))) => trec::write_subtopic_qrels_rows(path, rows, names, ids),
+        ("run", Some(_)) => Err(Error::InvalidInput("a run has no subtopics".into())),
         _ => Err(Error::InvalidInput("kind must be 'run' or 'qrels'".into())),
     })
     .map_err(err)
 }
+
+/// Subtopic names (bytes, offsets) and one index per row.
+type SubtopicArrays<'py> = (
+    PyReadonlyArray1<'py, u8>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, u32>,
+);

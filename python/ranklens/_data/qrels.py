@@ -77,9 +77,29 @@ class Qrels(Side):
         )
         return cls._from_arrays(arrays)
 
-    def to_trec(self, path: str | os.PathLike[str]) -> None:
-        """Write a TREC qrels file (``.gz`` compressed; ``-`` = stdout)."""
-        _ranklens.write_trec(check_path(path), "qrels", self.arrays)
+    def to_trec(self, path: str | os.PathLike[str], *, subtopics: bool | None = None) -> None:
+        """Write a TREC qrels file (``.gz`` compressed; ``-`` = stdout).
+
+        Qrels with subtopic judgments (:meth:`from_subtopics`) are written in the
+        diversity format (``qid subtopic docno label``, one line per judgment),
+        which ``from_trec(path, subtopics=True)`` reads back; ``subtopics=False``
+        writes the one-label view instead (``qid 0 docno label``, a document's
+        largest subtopic label), ``subtopics=True`` requires subtopic judgments.
+        """
+        path = check_path(path)
+        if subtopics is None:
+            subtopics = self._subtopics is not None
+        elif not isinstance(subtopics, bool):
+            raise RanklensInputError(f"subtopics must be True, False or None, got {subtopics!r}")
+        if not subtopics:
+            _ranklens.write_trec(path, "qrels", self.arrays)
+            return
+        if self._subtopics is None or self._subtopic_names is None:
+            raise RanklensInputError(
+                "these qrels have no subtopic judgments (see Qrels.from_subtopics)"
+            )
+        rows, ids = _subtopic_lines(self.arrays, self._subtopics, self._subtopic_names)
+        _ranklens.write_trec(path, "qrels", rows, subtopics=ids)
 
     @classmethod
     def from_groups(
@@ -408,6 +428,44 @@ def _subtopic_arrays(
     for a in arrays:
         a.setflags(write=False)
     return arrays, names
+
+
+def _subtopic_lines(
+    arrays: tuple[np.ndarray, ...],
+    subtopics: tuple[np.ndarray, np.ndarray, np.ndarray],
+    names: list[list[str]],
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The lines of a diversity qrels file: the encoded arrays with one row per
+    (document, subtopic) judgment, and the subtopic names as a vocabulary
+    (bytes, offsets) with one index per row."""
+    sub_off, local, sub_labels = subtopics
+    q_bytes, q_off, offsets, d_bytes, d_off, doc_ids, _, extra = arrays
+    rows = (
+        q_bytes,
+        q_off,
+        sub_off[offsets],
+        d_bytes,
+        d_off,
+        np.repeat(doc_ids, np.diff(sub_off)),
+        sub_labels,
+        extra,
+    )
+    index: dict[str, int] = {}
+    ids = np.empty(len(local), dtype=np.uint32)
+    starts = sub_off[offsets].tolist()
+    for i, query_names in enumerate(names):
+        table = np.array([index.setdefault(n, len(index)) for n in query_names], np.uint32)
+        a, b = starts[i], starts[i + 1]
+        if b > a:
+            ids[a:b] = table[local[a:b]]
+    try:
+        encoded = [n.encode("utf-8") for n in index]
+    except UnicodeEncodeError as e:
+        raise RanklensInputError(f"a subtopic id cannot be written as UTF-8: {e}") from None
+    text = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    vocab_off = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=vocab_off[1:])
+    return rows, (text, vocab_off, ids)
 
 
 def _group_error(keys: list[Any], rows: list[Any]) -> RanklensInputError | None:

@@ -14,6 +14,7 @@ from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import parse_metrics
+from ranklens._names._families import FAMILIES
 from ranklens._results import Results
 from ranklens._stream import _evaluate_files
 from ranklens.cli._options import add_metric_option
@@ -35,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
         "metric name, any spelling (ndcg@10, P_5, map, nDCG@10, ndcg@5,10); repeatable",
     )
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument(
+        "--subtopics",
+        action="store_true",
+        help="the qrels file is in the diversity format (qid subtopic docno label, as NIST's "
+        "ndeval reads it), for the diversity metrics (alpha_ndcg@20, err_ia@20, ...)",
+    )
     p.add_argument(
         "-l",
         "--relevance-level",
@@ -142,8 +149,15 @@ def main(argv: list[str]) -> int:
         print(f"ranklens: error: {e}", file=sys.stderr)
         return 2
     try:
-        with reading(args.qrels, "qrels"):
-            qrels = Qrels.from_trec(args.qrels)
+        try:
+            with reading(args.qrels, "qrels"):
+                qrels = Qrels.from_trec(args.qrels, subtopics=args.subtopics)
+        except RanklensInputError as e:
+            if args.subtopics or not any(FAMILIES[m.family].subtopics for m in metrics):
+                raise
+            # A diversity qrels file read as plain qrels fails on its repeated
+            # (query, document) pairs: say which option reads it.
+            raise type(e)(f"{e} (a diversity qrels file? pass --subtopics)") from None
         results = []
         for path in args.runs:
             if args.stream:

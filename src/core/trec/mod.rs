@@ -127,7 +127,9 @@ use std::io::{self, Read};
 use std::sync::mpsc;
 
 pub use merge::TrecFile;
-pub use write::{write_qrels, write_qrels_rows, write_run, write_run_rows, TrecRows};
+pub use write::{
+    write_qrels, write_qrels_rows, write_run, write_run_rows, write_subtopic_qrels_rows, TrecRows,
+};
 
 /// Block size of the parallel reader: a block is cut at its last newline (it
 /// grows for a longer line) and parsed by one task.

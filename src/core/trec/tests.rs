@@ -8,6 +8,7 @@ use super::split::*;
 use super::write::*;
 use super::*;
 use crate::core::encode::Builder;
+use crate::core::vocab::Vocab;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -486,6 +487,45 @@ fn writer_rejects_unwritable_ids_and_tags() {
     assert!(matches!(
         write_run("/nonexistent_dir_ranklens/x.txt", &ok, "t"),
         Err(Error::Io { .. })
+    ));
+}
+
+#[test]
+fn subtopic_qrels_writer() {
+    // Rows: q/a judged for subtopics x and y, q/b for y.
+    let (q, q_off, docs, d_off) = (
+        b"q".to_vec(),
+        vec![0i64, 1],
+        b"ab".to_vec(),
+        vec![0i64, 1, 2],
+    );
+    let rows = TrecRows {
+        queries: Vocab::new(&q, &q_off).unwrap(),
+        docs: Vocab::new(&docs, &d_off).unwrap(),
+        offsets: &[0, 3],
+        doc_ids: &[0, 0, 1],
+        values: &[1.0, 0.0, 2.0],
+    };
+    let (names, starts) = (b"xy".to_vec(), vec![0i64, 1, 2]);
+    let vocab = Vocab::new(&names, &starts).unwrap();
+    let p = tmp("div.qrels");
+    let path = p.to_str().unwrap();
+    write_subtopic_qrels_rows(path, rows, vocab, &[0, 1, 1]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "q x a 1\nq y a 0\nq y b 2\n"
+    );
+    for ids in [&[0u32, 1][..], &[0, 1, 2]] {
+        assert!(matches!(
+            write_subtopic_qrels_rows(path, rows, vocab, ids),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+    let (spaced, ends) = (b"x y".to_vec(), vec![0i64, 3]);
+    let spaced = Vocab::new(&spaced, &ends).unwrap();
+    assert!(matches!(
+        write_subtopic_qrels_rows(path, rows, spaced, &[0, 0, 0]),
+        Err(Error::InvalidInput(_))
     ));
 }
 

@@ -78,6 +78,54 @@ pub fn write_qrels_rows(path: &str, rows: TrecRows<'_>) -> Result<()> {
     })
 }
 
+/// Write diversity qrels: `qid subtopic doc label` (the format NIST's ndeval
+/// reads), one line per row; the second field is the row's subtopic, by index
+/// into `subtopics`.  A document judged for several subtopics has one row per
+/// subtopic, in the stored order.
+pub fn write_subtopic_qrels_rows(
+    path: &str,
+    rows: TrecRows<'_>,
+    subtopics: Vocab<'_>,
+    subtopic_ids: &[u32],
+) -> Result<()> {
+    if subtopic_ids.len() != rows.doc_ids.len() {
+        return Err(Error::InvalidInput(
+            "one subtopic index per row is needed".into(),
+        ));
+    }
+    if subtopic_ids.iter().any(|&s| s as usize >= subtopics.len()) {
+        return Err(Error::InvalidInput(
+            "a subtopic index is out of range".into(),
+        ));
+    }
+    for i in 0..subtopics.len() {
+        let id = subtopics.get(i);
+        if id.is_empty() || id.iter().any(|&b| is_space(b)) {
+            return Err(Error::InvalidInput(format!(
+                "subtopic {} cannot be written to a TREC file (empty, whitespace)",
+                quote(id),
+            )));
+        }
+    }
+    // `write_rows` visits the rows in storage order (offsets start at 0 and
+    // are contiguous, `check_rows`), so the n-th line is row n.
+    let mut row = 0usize;
+    write_rows(path, rows, |out, q, d, _rank, v| {
+        let s = subtopic_ids
+            .get(row)
+            .map_or(&b""[..], |&s| subtopics.get(s as usize));
+        row += 1;
+        out.extend_from_slice(q);
+        out.push(b' ');
+        out.extend_from_slice(s);
+        out.push(b' ');
+        out.extend_from_slice(d);
+        out.push(b' ');
+        push_value(out, v);
+        out.push(b'\n');
+    })
+}
+
 /// Check the layout and that every id can be written as one field.
 pub(super) fn check_rows(r: &TrecRows<'_>) -> Result<()> {
     let bad = |m: &str| Error::InvalidInput(m.to_string());
