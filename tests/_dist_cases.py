@@ -119,6 +119,21 @@ def grouped_qrels(qrels: Any) -> Qrels:
     return Qrels.from_groups(gt)
 
 
+def subtopic_qrels(qrels: Any) -> Qrels:
+    """The qrels as subtopic judgments: each judged document for one or two of
+    three subtopics (picked from its id), with its label."""
+    rows = []
+    for qid, doc, label in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"]):
+        n = sum(map(ord, str(doc)))
+        rows.append((str(qid), str(n % 3), str(doc), label))
+        if n % 2:
+            rows.append((str(qid), str((n + 1) % 3), str(doc), label))
+    return Qrels.from_subtopics(rows)
+
+
+DIVERSITY_METRICS = ["alpha_nDCG@10", "ERR_IA@5", "AP_IA", "ndcg@10"]
+
+
 def with_first(frame: Any, column: str, value: Any, dtype: Any = None) -> Any:
     """A copy of ``frame`` whose first row holds ``value`` in ``column``."""
     if dtype is None:  # a null needs an object column unless a nullable dtype is given

@@ -25,12 +25,14 @@ import ranklens  # noqa: E402
 import ranklens.dask as rdask  # noqa: E402
 from _dist_cases import (  # noqa: E402
     CASES,
+    DIVERSITY_METRICS,
     METRICS,
     assert_same,
     grouped_qrels,
     make_data,
     reference,
     shuffled,
+    subtopic_qrels,
     with_first,
 )
 from ranklens import Qrels, RanklensInputError, UnknownMetricError  # noqa: E402
@@ -115,6 +117,16 @@ def test_qrels_object_dict_and_grouped(client: Any, data: Any) -> None:
     assert_same(got, reference(grouped, run, METRICS, {}))
 
 
+@pytest.mark.parametrize("broadcast_limit", [2_000_000, 0])
+def test_subtopic_qrels(client: Any, data: Any, broadcast_limit: int) -> None:
+    qrels, run = data
+    q = subtopic_qrels(qrels)
+    got = rdask.evaluate(
+        q, dask_run(run), DIVERSITY_METRICS, npartitions=3, broadcast_limit=broadcast_limit
+    )
+    assert_same(got, reference(q, run, DIVERSITY_METRICS, {}))
+
+
 def test_local_scheduler_without_the_cluster(data: Any) -> None:
     qrels, run = data
     with dask.config.set(scheduler="sync"):
@@ -153,6 +165,11 @@ def test_errors_before_any_computation(client: Any, data: Any) -> None:
         rdask.evaluate([1, 2], drun, "map")
     with pytest.raises(RanklensInputError, match="position="):
         rdask.evaluate(qrels, drun, "map", ties="input")
+    with pytest.raises(UnknownMetricError, match="needs subtopic judgments"):
+        rdask.evaluate(qrels, drun, "alpha_nDCG@10")
+    with pytest.raises(UnknownMetricError, match="not as a frame"):
+        dq = dd.from_pandas(qrels, npartitions=1)
+        rdask.evaluate(dq, drun, "alpha_nDCG@10", broadcast_limit=0)
     with pytest.raises(RanklensInputError, match="npartitions"):
         rdask.evaluate(qrels, drun, "map", npartitions=0)
     with pytest.raises(RanklensInputError, match="max_docs"):

@@ -28,12 +28,14 @@ import ranklens
 import ranklens.spark as rspark
 from _dist_cases import (
     CASES,
+    DIVERSITY_METRICS,
     METRICS,
     assert_same,
     grouped_qrels,
     make_data,
     reference,
     shuffled,
+    subtopic_qrels,
     with_first,
 )
 from ranklens import Qrels, RanklensInputError, UnknownMetricError
@@ -124,6 +126,13 @@ def test_pandas_qrels_object_dict_and_grouped(spark: Any, data: Any) -> None:
     assert_same(rspark.evaluate(grouped, srun, METRICS), reference(grouped, run, METRICS, {}))
 
 
+def test_subtopic_qrels(spark: Any, data: Any) -> None:
+    qrels, run = data
+    q = subtopic_qrels(qrels)
+    got = rspark.evaluate(q, spark_frame(spark, run), DIVERSITY_METRICS, npartitions=3)
+    assert_same(got, reference(q, run, DIVERSITY_METRICS, {}))
+
+
 # -- errors -------------------------------------------------------------------------------------
 def test_errors_before_any_job(spark: Any, data: Any) -> None:
     qrels, run = data
@@ -142,6 +151,10 @@ def test_errors_before_any_job(spark: Any, data: Any) -> None:
         rspark.evaluate([1, 2], srun, "map")
     with pytest.raises(RanklensInputError, match="position="):
         rspark.evaluate(qrels, srun, "map", ties="input")
+    with pytest.raises(UnknownMetricError, match="needs subtopic judgments"):
+        rspark.evaluate(qrels, srun, "alpha_nDCG@10")
+    with pytest.raises(UnknownMetricError, match="not as a frame"):
+        rspark.evaluate(spark_frame(spark, qrels), srun, "alpha_nDCG@10", broadcast_limit=0)
     with pytest.raises(RanklensInputError, match="positions must be integers"):
         text_rank = srun.withColumn("rank", srun["rank"].cast("string"))
         rspark.evaluate(qrels, text_rank, "map", ties="input", position="rank")

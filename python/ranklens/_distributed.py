@@ -51,8 +51,9 @@ from ranklens._checks import (
 )
 from ranklens._data import Qrels, Run, as_qrels
 from ranklens._names import Metric, parse_metrics
+from ranklens._names._families import FAMILIES
 from ranklens._results import Results
-from ranklens.errors import RanklensInputError
+from ranklens.errors import RanklensInputError, UnknownMetricError
 
 __all__ = [
     "IGNORED",
@@ -212,8 +213,13 @@ def make_plan(
         nthreads,
         score_precision,
     )
-    _native(plan, Qrels({"q": {"d": 1}}), _empty_run())  # fails early on bad options
+    # Fails early on bad options (subtopic qrels: every family accepts them).
+    _native(plan, Qrels.from_subtopics([("q", "0", "d", 1)]), _empty_run())
     return plan
+
+
+def _needs_subtopics(metrics: Sequence[Metric]) -> bool:
+    return any(FAMILIES[m.family].subtopics for m in metrics)
 
 
 def _native(plan: Plan, qrels: Qrels, run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -227,6 +233,7 @@ def _native(plan: Plan, qrels: Qrels, run: Run) -> tuple[np.ndarray, np.ndarray,
         plan.judged_only,
         plan.max_docs,
         plan.ties,
+        qrels._subtopics,
     )
     return values, run_index, run_only
 
@@ -263,10 +270,12 @@ class SharedQrels:
         self._index: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"arrays": self.qrels.arrays}
+        q = self.qrels
+        return {"arrays": q.arrays, "subtopics": (q._subtopics, q._subtopic_names)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.qrels = Qrels._from_arrays(tuple(state["arrays"]))
+        self.qrels._subtopics, self.qrels._subtopic_names = state.get("subtopics", (None, None))
         self._index = None
 
     def positions(self, query_ids: Sequence[str]) -> np.ndarray:
@@ -299,7 +308,7 @@ def take_queries(qrels: Qrels, idx: np.ndarray) -> Qrels:
 
     Works on the encoded arrays: the query vocabulary and the rows are cut out;
     the document arena is shared as is (rows index it).  Grouped qrels keep their
-    group of each row.
+    group of each row, subtopic qrels their subtopic judgments.
     """
     q_bytes, q_offsets, offsets, d_bytes, d_offsets, doc_ids, values, extra = qrels.arrays
     idx = np.asarray(idx, dtype=np.int64)
@@ -317,7 +326,18 @@ def take_queries(qrels: Qrels, idx: np.ndarray) -> Qrels:
         np.ascontiguousarray(values[rows], dtype=np.float64),
         np.ascontiguousarray(extra[rows], dtype=np.uint32) if len(extra) else extra,
     )
-    return Qrels._from_arrays(arrays)
+    out = Qrels._from_arrays(arrays)
+    if qrels._subtopics is not None and qrels._subtopic_names is not None:
+        sub_off, local, labels = qrels._subtopics
+        judgments = _ranges(sub_off[rows], sub_off[rows + 1])
+        counts = sub_off[rows + 1] - sub_off[rows]
+        out._subtopics = (
+            np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+            np.ascontiguousarray(local[judgments], dtype=np.uint32),
+            np.ascontiguousarray(labels[judgments], dtype=np.float64),
+        )
+        out._subtopic_names = [qrels._subtopic_names[i] for i in idx.tolist()]
+    return out
 
 
 def as_qrels_object(qrels: Any, columns: Columns) -> Qrels:
@@ -561,7 +581,16 @@ def joined_plan(
     are more than ``limit`` rows, else ``None`` (collect them and broadcast)."""
     if rows == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
-    return make_plan(metrics, max_label=max_label, **options) if rows > limit else None
+    if rows <= limit:
+        return None
+    plan = make_plan(metrics, max_label=max_label, **options)
+    if _needs_subtopics(plan.metrics):
+        # Rows of a frame carry one label, no subtopic.
+        raise UnknownMetricError(
+            "the diversity metrics need subtopic judgments: pass the qrels as a "
+            "Qrels.from_subtopics (sent to every worker), not as a frame"
+        )
+    return plan
 
 
 def broadcast_plan(
@@ -570,4 +599,8 @@ def broadcast_plan(
     """Qrels held on the driver (a :class:`Qrels`, a mapping, a pandas frame) as
     broadcast qrels, and the plan (``err``'s gmax from their largest label)."""
     shared = SharedQrels(as_qrels_object(qrels, columns))
-    return shared, make_plan(metrics, max_label=max_label_of(shared.qrels), **options)
+    plan = make_plan(metrics, max_label=max_label_of(shared.qrels), **options)
+    if _needs_subtopics(plan.metrics):
+        # Qrels without subtopic judgments fail here, before any job.
+        _native(plan, shared.subset(np.zeros(1, np.int64)), _empty_run())
+    return shared, plan

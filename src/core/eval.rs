@@ -792,7 +792,7 @@ pub fn check_subtopics(metrics: &[MetricSpec], qrels: &Side<'_>) -> Result<()> {
         Some(m) => Err(Error::InvalidMetric(format!(
             "{} needs subtopic judgments: qrels from Qrels.from_subtopics, \
              Qrels.from_trec(path, subtopics=True) or Qrels.from_groups (a group \
-             is a subtopic), scored by ranklens.evaluate",
+             is a subtopic)",
             snake_case(&format!("{:?}", m.family))
         ))),
     }
