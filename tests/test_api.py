@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -176,6 +177,26 @@ def test_unknown_metric_lists_closest(name, hint):
     with pytest.raises(UnknownMetricError, match=hint) as e:
         parse_metrics(name)
     assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("precision@5-l2", r"is written precision\(rel=2\)@5"),
+        ("map-l3", r"is written map\(rel=3\)"),
+        ("ndcg@10-l2", "no ranklens spelling for ndcg"),
+    ],
+)
+def test_ranx_level_suffix_says_how_to_write_it(name, hint):
+    with pytest.raises(UnknownMetricError, match=hint):
+        parse_metrics(name)
+    spelled = re.search(r"is written (\S+)", hint.replace("\\", ""))
+    if spelled is not None:
+        assert parse_metrics(spelled.group(1))[0].rel is not None
+    # Not a metric at all: no ranx hint.
+    with pytest.raises(UnknownMetricError) as e:
+        parse_metrics("nosuch-l2")
+    assert "ranx" not in str(e.value)
 
 
 @pytest.mark.parametrize("name", ["P@0", "ndcg@-1", "bpref@10", "ndcg(rel=2)@10", "ndcg_cut", ""])

@@ -123,9 +123,31 @@ def _unknown(text: str, why: str) -> UnknownMetricError:
     close += difflib.get_close_matches(text.strip().lower(), candidates, n=5, cutoff=0.5)
     close = list(dict.fromkeys(close))
     hint = f"; closest valid names: {', '.join(close)}" if close else ""
+    ranx = re.fullmatch(r"\s*([^@\s]+)(@\d+)?-l(\d+)\s*", text)
+    if ranx is not None:
+        # ranx's relevance-level suffix (``precision@5-l2``): ranklens spells the
+        # level as a parameter, and graded-gain families take none.
+        name, cut, level = ranx.group(1), ranx.group(2) or "", ranx.group(3)
+        spelled = f"{name}(rel={level}){cut}"
+        if _parses(spelled):
+            hint = f"; ranx's level suffix -l{level} is written {spelled}"
+        elif _parses(name + cut):
+            hint = (
+                f"; ranx's level suffix -l{level} has no ranklens spelling for {name} "
+                "(ranx drops the judgments below the level; ranklens's graded gains "
+                "take no level)"
+            )
     return UnknownMetricError(
         f"unknown metric {text!r}: {why}{hint} (valid forms: {', '.join(_all_spellings())})"
     )
+
+
+def _parses(text: str) -> bool:
+    try:
+        _parse_one(text)
+    except UnknownMetricError:
+        return False
+    return True
 
 
 def _parse_params(text: str, params: str) -> tuple[float | None, tuple[tuple[str, float], ...]]:
