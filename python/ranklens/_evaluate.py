@@ -18,7 +18,7 @@ from ranklens._checks import (
 )
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._labels import warn_unreached
-from ranklens._names import Metric, parse_metrics
+from ranklens._names import Metric, nan_misses, native_specs, parse_metrics
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
@@ -127,7 +127,7 @@ def evaluate_levels(
     if warn_levels and len(q.labels):
         warn_unreached(float(q.labels.max()), ms, level)
     if backend == "rust":
-        specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+        specs = native_specs(ms)
         values, run_index, run_only = _ranklens.evaluate(
             q.arrays,
             r.arrays,
@@ -172,7 +172,7 @@ def evaluate_levels(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
-    misses = frozenset(m.name for m in ms if m.family == "first_rel_rank" and miss_nan)
+    misses = nan_misses(ms, miss_nan)
     if empty == "zero":
         return Results(ms, qids, values, missing, ignored, level, nan_is_miss=misses)
     rows = _empty_rows(q, r)

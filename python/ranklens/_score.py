@@ -70,7 +70,7 @@ from ranklens._checks import (
     check_ties,
 )
 from ranklens._labels import checked_level, warn_text
-from ranklens._names import FAMILIES, Metric, parse_metrics
+from ranklens._names import FAMILIES, Metric, nan_misses, parse_metrics
 from ranklens._results import BatchScores, Scores
 from ranklens.errors import RanklensInputError, RanklensWarning, UnknownMetricError
 
@@ -215,11 +215,10 @@ class Scorer(_ranklens.RowScorer):
         _num_rows(relevant_lists, "relevant_lists")
         values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
         skipped = np.flatnonzero(empty) if self.empty == "skip" else ()
-        misses = frozenset(m.name for m in self.metrics if m.family == "first_rel_rank")
         return BatchScores(
             ((m.name, values[:, j].copy()) for j, m in enumerate(self.metrics)),
             skipped,
-            misses if self.miss is None else frozenset(),
+            nan_misses(self.metrics, self.miss is None),
         )
 
     def __repr__(self) -> str:

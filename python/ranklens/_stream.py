@@ -21,7 +21,7 @@ from ranklens._checks import (
 )
 from ranklens._data import Qrels
 from ranklens._labels import warn_unreached
-from ranklens._names import Metric, parse_metrics
+from ranklens._names import Metric, nan_misses, native_specs, parse_metrics
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
@@ -127,7 +127,7 @@ def _evaluate_files(
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
     if len(q.labels):
         warn_unreached(float(q.labels.max()), ms, level, stacklevel=4)
-    specs = [(m.family, m.k, m.rel, list(m.params)) for m in ms]
+    specs = native_specs(ms)
     values, missing, ignored, tag, _chunks = _ranklens.evaluate_trec_stream(
         q.arrays,
         check_path(run_path, "run_path"),
@@ -143,6 +143,6 @@ def _evaluate_files(
         miss_nan,
     )
     qids = q.query_ids
-    misses = frozenset(m.name for m in ms if m.family == "first_rel_rank" and miss_nan)
+    misses = nan_misses(ms, miss_nan)
     res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level, nan_is_miss=misses)
     return res, tag

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ranklens._names._families import (
@@ -32,7 +32,7 @@ from ranklens._names._families import (
 from ranklens._names._gains import gain_key  # gains and beyond
 from ranklens.errors import UnknownMetricError
 
-__all__ = ["FAMILIES", "Metric", "parse_metric", "parse_metrics"]
+__all__ = ["FAMILIES", "Metric", "nan_misses", "native_specs", "parse_metric", "parse_metrics"]
 
 # The largest cutoff: what the core's 64-bit sizes take (a larger int failed
 # with a bare OverflowError on its way to Rust).
@@ -176,6 +176,19 @@ def _parse_params(text: str, params: str) -> tuple[float | None, tuple[tuple[str
         else:
             named[key] = number
     return rel, tuple(sorted(named.items()))
+
+
+def native_specs(metrics: Sequence[Metric]) -> list[tuple[str, int | None, float | None, list]]:
+    """The metrics as the native module takes them: (family, k, rel, params)."""
+    return [(m.family, m.k, m.rel, list(m.params)) for m in metrics]
+
+
+def nan_misses(metrics: Sequence[Metric], miss_nan: bool) -> frozenset[str]:
+    """Names of the metrics whose value on a miss is NaN (``first_rel_rank`` with
+    ``miss=None``): the results leave those NaNs out of the means."""
+    if not miss_nan:
+        return frozenset()
+    return frozenset(m.name for m in metrics if m.family == "first_rel_rank")
 
 
 def parse_metrics(names: str | Metric | Iterable[str | Metric]) -> list[Metric]:
