@@ -80,7 +80,7 @@ use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
-use crate::core::rows::{score_sample, Sample, Scratch, NO_GROUP};
+use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -101,6 +101,8 @@ const SMALL_ROW: usize = 16;
 
 /// No ground-truth entry (a retrieved id that is not in the ground truth).
 const NONE: u32 = u32::MAX;
+// `score_row` hands `Matched::ranked` of a binary row to `core::rows` as is.
+const _: () = assert!(NONE == NO_GROUP);
 
 /// An id: its `str` object (kept alive by `Reader::hold`) and Python's hash.
 #[derive(Clone, Copy)]
@@ -811,6 +813,10 @@ struct Setup {
     /// Some option above differs from the default: rows go through
     /// `eval::score_rows` (what `evaluate` runs), not `core::rows`.
     general: bool,
+    /// Every metric has a fused kernel (`rows::Fused`): a binary row is
+    /// scored by `rows::score_binary`.  Never with an automatic `gmax` (err
+    /// is not fused): the specs a row is scored with are `specs`.
+    fused: Option<rows::Fused>,
 }
 
 /// Score matched row `r` of `m` into `out`.
@@ -862,6 +868,17 @@ fn score_row(
             &setup.opts,
             out,
         );
+    }
+    // A list of relevant ids: entry j is group j, of label 1, and `ranked`
+    // already holds groups (`NONE` is `NO_GROUP`).
+    if let Some(fused) = &setup.fused {
+        if groups.len() == labels.len()
+            && labels.iter().all(|&l| l == 1.0)
+            && groups.iter().enumerate().all(|(j, &g)| g as usize == j)
+        {
+            rows::score_binary(&mut s.rows, fused, labels.len(), ranked, out);
+            return Ok(());
+        }
     }
     s.ranked.clear();
     s.ranked.extend(ranked.iter().map(|&j| group_of(j)));
@@ -984,6 +1001,7 @@ impl RowScorer {
         let auto_gmax = specs
             .iter()
             .any(|m| m.family == Family::Err && m.param("gmax") <= 0.0);
+        let fused = rows::Fused::new(&specs, level, miss_nan);
         Ok(RowScorer {
             setup: Setup {
                 specs,
@@ -993,6 +1011,7 @@ impl RowScorer {
                 empty_nan,
                 opts,
                 general,
+                fused,
             },
             names,
             result_type,
