@@ -263,6 +263,24 @@ fn ground_items<'py>(
     }
 }
 
+/// `str`'s `tp_hash` (see `Reader::str_hash`).
+fn str_hash() -> Option<ffi::hashfunc> {
+    // SAFETY: the GIL is held (a `Reader` is built with a `Python` token);
+    // `PyType_GetSlot` returns the slot or NULL with an error set (static
+    // types before Python 3.10), which is cleared.
+    unsafe {
+        let slot =
+            ffi::PyType_GetSlot(std::ptr::addr_of_mut!(ffi::PyUnicode_Type), ffi::Py_tp_hash);
+        if slot.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(std::mem::transmute::<*mut std::ffi::c_void, ffi::hashfunc>(
+            slot,
+        ))
+    }
+}
+
 /// Reads rows into a [`Matched`], matching each retrieved id against its
 /// row's ground truth as it goes (see the module note).
 struct Reader<'py> {
@@ -285,6 +303,10 @@ struct Reader<'py> {
     general: bool,
     /// `duplicates="first"`.
     first: bool,
+    /// `str`'s hash function (`tp_hash`), called on an exact `str` without
+    /// `PyObject_Hash`'s dispatch; `None` where the slot of a static type
+    /// cannot be read (Python 3.9).
+    str_hash: Option<ffi::hashfunc>,
 }
 
 impl<'py> Reader<'py> {
@@ -299,6 +321,7 @@ impl<'py> Reader<'py> {
             seen: 0,
             general,
             first,
+            str_hash: str_hash(),
         }
     }
 
@@ -366,27 +389,35 @@ impl<'py> Reader<'py> {
             self.read.clear();
             let list = cell.as_ptr();
             // SAFETY: an exact list.
-            self.read
-                .reserve(unsafe { ffi::PyList_Size(list) }.max(0) as usize);
+            let n = unsafe { ffi::PyList_Size(list) }.max(0) as usize;
+            self.read.reserve(n);
+            let (py, hash_of) = (self.py, self.str_hash);
+            // The keys are written in place and counted once at the end (a
+            // push per id reloads the vector around each call into Python).
+            let slots = &mut self.read.spare_capacity_mut()[..n];
             // SAFETY: `list` is an exact list; indices are in range; the items
             // are borrowed (see above) and only exact `str`s are used.
             unsafe {
-                let n = ffi::PyList_Size(list);
                 let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
-                for i in 0..n {
-                    let item = ffi::PyList_GetItem(list, i);
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let item = ffi::PyList_GetItem(list, i as ffi::Py_ssize_t);
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
                         return Ok(false);
                     }
-                    let hash = ffi::PyObject_Hash(item);
+                    let hash = match hash_of {
+                        Some(f) => f(item),
+                        None => ffi::PyObject_Hash(item),
+                    };
                     if hash == -1 {
-                        return Err(PyErr::fetch(self.py));
+                        return Err(PyErr::fetch(py));
                     }
                     if hash == 0 && ffi::PyUnicode_GetLength(item) == 0 {
-                        return Err(bad(self.py, format!("{}an empty document id", at(row))));
+                        return Err(bad(py, format!("{}an empty document id", at(row))));
                     }
-                    self.read.push(Key { obj: item, hash });
+                    slot.write(Key { obj: item, hash });
                 }
+                // SAFETY: the first `n` slots were written just above.
+                self.read.set_len(n);
             }
             Ok(true)
         }
@@ -574,13 +605,22 @@ impl<'py> Reader<'py> {
         if borrowed && small {
             for rank in 0..self.read.len() {
                 let key = self.read[rank];
-                let score = (hint - rank) as f64;
+                // A score only where it is kept (`append`).
+                let score = if self.general {
+                    (hint - rank) as f64
+                } else {
+                    0.0
+                };
                 self.retrieved_small(m, key, score, rank as u32, rank, ngt, row)?;
             }
         } else if borrowed {
             for rank in 0..self.read.len() {
                 let key = self.read[rank];
-                let score = (hint - rank) as f64;
+                let score = if self.general {
+                    (hint - rank) as f64
+                } else {
+                    0.0
+                };
                 self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
             }
         } else if is_missing(retrieved) {
