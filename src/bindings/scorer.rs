@@ -604,14 +604,7 @@ impl<'py> Reader<'py> {
 
         if borrowed && small {
             for rank in 0..self.read.len() {
-                let key = self.read[rank];
-                // A score only where it is kept (`append`).
-                let score = if self.general {
-                    (hint - rank) as f64
-                } else {
-                    0.0
-                };
-                self.retrieved_small(m, key, score, rank as u32, rank, ngt, row)?;
+                self.retrieved_read(m, rank, hint, ngt, row)?;
             }
         } else if borrowed {
             for rank in 0..self.read.len() {
@@ -771,36 +764,47 @@ impl<'py> Reader<'py> {
         Ok(None)
     }
 
-    /// `retrieved` for a small row: the row's keys scanned, no table.
-    #[allow(clippy::too_many_arguments)]
+    /// `retrieved` for a small row whose retrieved list `borrowed_ids` read
+    /// (all of it in `read`), with no table: the id at input rank `rank` is
+    /// compared with the ground truth (`keys[..ngt]`), then with the ids
+    /// before it in `read` (a dropped repeat there equals a kept id before
+    /// it, and with "raise" nothing was dropped: the input rank is the kept
+    /// rank), so no kept id is copied into `keys`.  Only an id whose hash bit
+    /// is set in `seen` is compared at all.
     #[inline]
-    fn retrieved_small(
+    fn retrieved_read(
         &mut self,
         m: &mut Matched,
-        key: Key,
-        score: f64,
-        pos: u32,
         rank: usize,
+        hint: usize,
         ngt: usize,
         row: Option<usize>,
     ) -> PyResult<()> {
-        let mut truth = NONE;
+        let key = self.read[rank];
         let bit = bit(key);
-        let keys = if self.seen & bit == 0 {
+        let mut truth = NONE;
+        if self.seen & bit == 0 {
             self.seen |= bit;
-            &[][..]
         } else {
-            &self.keys[..]
-        };
-        for (p, &other) in keys.iter().enumerate() {
-            if self.same(other, key)? {
-                match self.matched(p, ngt, key, rank, row)? {
-                    Some(t) => truth = t,
-                    None => return Ok(()),
+            for (p, &other) in self.keys[..ngt].iter().enumerate() {
+                if self.same(other, key)? {
+                    truth = p as u32;
+                }
+            }
+            for (kept, &other) in self.read[..rank].iter().enumerate() {
+                if self.same(other, key)? {
+                    if self.first {
+                        return Ok(());
+                    }
+                    return Err(self.repeated(key, kept, rank, row));
                 }
             }
         }
-        self.append(m, key, truth, score, pos);
+        m.ranked.push(truth);
+        if self.general {
+            m.scores.push((hint - rank) as f64);
+            m.pos.push(rank as u32);
+        }
         Ok(())
     }
 
