@@ -52,22 +52,42 @@
 //! 3,670 -> 3,590 instructions a row (callgrind, release build, where each
 //! reference is a call into Python).
 //!
-//! What is left, per row (callgrind, inclusive, quick build of commit
-//! c016040): `Reader::row` ~1,940 (its own code ~850: the scan, the rows'
-//! vectors, holding the ground-truth ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
-//! ids; `PyList_GetItem` ~110) and `score_row` ~1,920 (`PrefixBuf::build`
-//! ~520, `score_sample`'s own ~340, the six kernels and their dispatch ~420,
-//! the rest the label vectors and the ideal's sort).  20x the loop (~165 ns
-//! a row) would need about half of the ~3,980 in total.  Under the stable
-//! ABI a list access and a hash are function calls into Python (~830 a row
-//! of calls alone), so most of the cut would have to come from the scoring:
-//! a fused path computing the kernels' terms from the ranks of the hits (not
-//! written: each kernel's summation order would have to be reproduced and
-//! tested bit for bit).
+//! The scoring of a list of relevant ids is fused (`core::rows::score_binary`,
+//! see the note there): from the ranks of the hits, no label vectors, no
+//! `PrefixBuf`.  A small row whose retrieved list is read by borrowed pointer
+//! is matched without copying its kept ids into `keys` (`retrieved_read`),
+//! and a plain-`str` list's keys are written in place, hashed by `str`'s own
+//! `tp_hash` (Python 3.10+; `PyObject_Hash` where the slot cannot be read).
+//! Per row, callgrind, `RowScorer::batch_with` inclusive over three batches
+//! of the bench (LTO build with the wheel's features), 2026-11-25: commit
+//! cbd9445 (kernels through `score_sample`) 3,554 instructions (`Reader::row`
+//! 1,804, `score_row` 1,545 of which `PrefixBuf::build` 481); the fused
+//! scoring 2,671 (`score_row` 657, `score_binary` 517); the keys written in
+//! place, `tp_hash` and no score computed unless kept 2,497; `retrieved_read`
+//! 2,289.  In CPU time (`bench_rag.py --timer cpu --threads 1`, best of 7,
+//! the two LTO builds alternated, load 1.9-2.4): 2.02-2.20 ms a batch against
+//! cbd9445's 2.79-3.00 (14.7-15.9x the naive loop against 10.9-11.6x).
+//!
+//! What is left, per row, in those 2,289: `Reader::row` 1,423 (`borrowed_ids`
+//! 694 for ~12 ids: `PyList_GetItem` ~125 and `unicode_hash` ~180 are calls
+//! into Python under the stable ABI, the rest the type and error checks and
+//! the loop; the row's own ~730: the scan behind the hash filter, the rows'
+//! vectors), `score_row` 657 (`score_binary` 517: the hits, their running
+//! sums, then ~50 a metric for the six), the batch's outer list walk (~55,
+//! a reference taken and dropped per cell) and the zeroed output (~28).  At
+//! the loop's 11.2x for 3,554 instructions, 20x needs ~1,990: about 300 more
+//! a row than is left after the cuts above.  What could still give them,
+//! not done: scoring a binary row while it is read (no `Matched` vectors,
+//! hits known at the match), which would fold `score_row` into the reader
+//! (the matcher is shared with the dict path, so it stays apart); walking
+//! the batch's outer lists by borrowed pointer, unsound while reading a cell
+//! can run Python code.
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
-//! nothing; building `PrefixBuf`'s running sums in one pass per sum (mapped
+//! nothing; in `score_binary`, collecting the hits through `extend` over a
+//! `filter_map` (+19 instructions a row) and the cutoff as a `usize` with a
+//! sentinel instead of an `Option` (-3) did not pay; building `PrefixBuf`'s running sums in one pass per sum (mapped
 //! slices, one allocation check each) took more instructions than the single
 //! loop, not fewer.  The pool (rayon) for the scoring did not pay on this
 //! loaded machine (best of 9, wall: 10,000 rows 4.15 ms serial against 5.97
@@ -305,7 +325,8 @@ struct Reader<'py> {
     first: bool,
     /// `str`'s hash function (`tp_hash`), called on an exact `str` without
     /// `PyObject_Hash`'s dispatch; `None` where the slot of a static type
-    /// cannot be read (Python 3.9).
+    /// cannot be read (Python 3.9).  Read by `borrowed_ids` (GIL builds).
+    #[cfg_attr(Py_GIL_DISABLED, allow(dead_code))]
     str_hash: Option<ffi::hashfunc>,
 }
 
