@@ -76,18 +76,24 @@
 //! sums, then ~50 a metric for the six), the batch's outer list walk (~55,
 //! a reference taken and dropped per cell) and the zeroed output (~28).  At
 //! the loop's 11.2x for 3,554 instructions, 20x needs ~1,990: about 300 more
-//! a row than is left after the cuts above.  What could still give them,
-//! not done: scoring a binary row while it is read (no `Matched` vectors,
-//! hits known at the match), which would fold `score_row` into the reader
-//! (the matcher is shared with the dict path, so it stays apart); walking
-//! the batch's outer lists by borrowed pointer, unsound while reading a cell
-//! can run Python code.
+//! a row than is left after the cuts above.  Part of the gap is the cache:
+//! timed in blocks (the loop's seven runs, then the batch's, same process,
+//! load 3.1-3.3) the batch took 1.80-2.18 ms (15.5-18.1x), against 2.0-2.2
+//! alternated with the loop.  What could still give the rest, not done:
+//! scoring a binary row while it is read (no `Matched` vectors, hits known
+//! at the match), which would fold `score_row` into the id matcher (left
+//! apart: the matcher is meant to be shared with the dict path); walking
+//! the batch's outer lists by borrowed pointer, unsound unless both cells of
+//! a row are read without running Python code.
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
 //! nothing; in `score_binary`, collecting the hits through `extend` over a
 //! `filter_map` (+19 instructions a row) and the cutoff as a `usize` with a
-//! sentinel instead of an `Option` (-3) did not pay; building `PrefixBuf`'s running sums in one pass per sum (mapped
+//! sentinel instead of an `Option` (-3) did not pay; returning the batch
+//! metric-major (each metric's values contiguous, no strided column copy in
+//! `Scorer.batch`) was within noise (`batch` over `_batch`: 0.02-0.06 ms
+//! either way); building `PrefixBuf`'s running sums in one pass per sum (mapped
 //! slices, one allocation check each) took more instructions than the single
 //! loop, not fewer.  The pool (rayon) for the scoring did not pay on this
 //! loaded machine (best of 9, wall: 10,000 rows 4.15 ms serial against 5.97
