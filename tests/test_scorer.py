@@ -694,3 +694,99 @@ def test_ground_truth_repeats_are_found_in_rows_of_any_size(n):
         ranklens.score(["x"], [["g0"], ["".join(["g", "0"]), *ids[1:]]], "P@1")
     with pytest.raises(RanklensInputError, match=r'"g0" is listed twice in group 0'):
         ranklens.score(["x"], [[*ids, "".join(["g", "0"])]], "P@1")
+
+
+# ---------------------------------------------------------------------------
+# 7. The fused path of a list of relevant ids is the general path, bit for bit
+# ---------------------------------------------------------------------------
+
+# Every metric with a fused kernel (core::rows::fused), at cutoffs within and
+# beyond the lists and at own levels; bpref (not fused) sends a Scorer to the
+# general kernels.
+FUSED_METRICS = [
+    "P@1,3,50",
+    "recall@2,100",
+    "f1@3",
+    "f1",
+    "hits@5",
+    "hit_rate@1,20",
+    "mrr",
+    "mrr@2",
+    "map",
+    "map@3",
+    "gm_map",
+    "ndcg",
+    "ndcg@2,30",
+    "dcg@3",
+    "idcg@2",
+    "idcg",
+    "num_ret@4",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret@3",
+    "r_precision",
+    "first_rel_rank",
+    "first_rel_rank@2",
+    "num_q",
+    "P(rel=2)@5",
+    "map(rel=0.5)",
+    "recall(rel=2)@3",
+]
+
+
+@st.composite
+def fused_rows(draw):
+    # Mostly lists of relevant ids (the fused path), with every other kind of
+    # ground truth among them: dicts of label 1 (fused too), graded, negative
+    # and float labels, groups, empty and missing cells; retrieved lists with
+    # repeats (duplicates="first"), empty or missing.
+    vocab = [f"d{i}" for i in range(12)]
+    retrieved, relevant = [], []
+    for _ in range(draw(st.integers(1, 8))):
+        docs = draw(st.lists(st.sampled_from(vocab), unique=True, max_size=6))
+        kind = draw(st.sampled_from(["ids"] * 4 + ["ones", "graded", "groups", "empty"]))
+        if kind == "ids":
+            rel = docs
+        elif kind == "ones":
+            rel = dict.fromkeys(docs, 1)
+        elif kind == "graded":
+            rel = {d: draw(st.sampled_from([-1, 0, 0.37, 1, 2])) for d in docs}
+        elif kind == "groups":
+            cut = draw(st.integers(0, len(docs)))
+            rel = [g for g in [docs[:cut], *docs[cut:]] if g != []]
+        else:
+            rel = draw(st.sampled_from([[], None]))
+        ret = draw(st.one_of(st.lists(st.sampled_from(vocab), max_size=14), st.just(None)))
+        retrieved.append(ret)
+        relevant.append(rel)
+    return retrieved, relevant
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    rows=fused_rows(),
+    metrics=st.lists(st.sampled_from(FUSED_METRICS), min_size=1, max_size=8, unique=True),
+    level=st.sampled_from(["positive", 1, 2, 0.5, 0]),
+    options=st.sampled_from([{}, {"miss": None}, {"empty": "nan"}, {"miss": None, "empty": "nan"}]),
+)
+def test_fused_path_is_the_general_path(rows, metrics, level, options):
+    # max_docs beyond every list changes no value and sends rows through
+    # eval::score_rows (what evaluate runs); bpref keeps a Scorer off the
+    # fused kernels; both must give the fused path's bits.
+    retrieved, relevant = rows
+    kw = {"relevance_level": level, "duplicates": "first", **options}
+    fused = Scorer(metrics, **kw)
+    general = Scorer(metrics, max_docs=1000, **kw)
+    plain = Scorer([*metrics, "bpref"], **kw)
+    got = fused.batch(retrieved, relevant)
+    want = general.batch(retrieved, relevant)
+    also = plain.batch(retrieved, relevant)
+    assert list(got) == fused.names
+    for name in got:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+        np.testing.assert_array_equal(got[name], also[name], err_msg=name)
+    for r, g in zip(retrieved, relevant):
+        one, ref = fused(r, g), general(r, g)
+        for name, v in one.items():
+            np.testing.assert_array_equal(v, ref[name], err_msg=name)

@@ -52,22 +52,48 @@
 //! 3,670 -> 3,590 instructions a row (callgrind, release build, where each
 //! reference is a call into Python).
 //!
-//! What is left, per row (callgrind, inclusive, quick build of commit
-//! c016040): `Reader::row` ~1,940 (its own code ~850: the scan, the rows'
-//! vectors, holding the ground-truth ids; `borrowed_ids` ~440; `PyObject_Hash` and `unicode_hash` ~280 for ~12
-//! ids; `PyList_GetItem` ~110) and `score_row` ~1,920 (`PrefixBuf::build`
-//! ~520, `score_sample`'s own ~340, the six kernels and their dispatch ~420,
-//! the rest the label vectors and the ideal's sort).  20x the loop (~165 ns
-//! a row) would need about half of the ~3,980 in total.  Under the stable
-//! ABI a list access and a hash are function calls into Python (~830 a row
-//! of calls alone), so most of the cut would have to come from the scoring:
-//! a fused path computing the kernels' terms from the ranks of the hits (not
-//! written: each kernel's summation order would have to be reproduced and
-//! tested bit for bit).
+//! The scoring of a list of relevant ids is fused (`core::rows::score_binary`,
+//! see the note there): from the ranks of the hits, no label vectors, no
+//! `PrefixBuf`.  A small row whose retrieved list is read by borrowed pointer
+//! is matched without copying its kept ids into `keys` (`retrieved_read`),
+//! and a plain-`str` list's keys are written in place, hashed by `str`'s own
+//! `tp_hash` (Python 3.10+; `PyObject_Hash` where the slot cannot be read).
+//! Per row, callgrind, `RowScorer::batch_with` inclusive over three batches
+//! of the bench (LTO build with the wheel's features), 2026-11-25: commit
+//! cbd9445 (kernels through `score_sample`) 3,554 instructions (`Reader::row`
+//! 1,804, `score_row` 1,545 of which `PrefixBuf::build` 481); the fused
+//! scoring 2,671 (`score_row` 657, `score_binary` 517); the keys written in
+//! place, `tp_hash` and no score computed unless kept 2,497; `retrieved_read`
+//! 2,289.  In CPU time (`bench_rag.py --timer cpu --threads 1`, best of 7,
+//! the two LTO builds alternated, load 1.9-2.4): 2.02-2.20 ms a batch against
+//! cbd9445's 2.79-3.00 (14.7-15.9x the naive loop against 10.9-11.6x).
+//!
+//! What is left, per row, in those 2,289: `Reader::row` 1,423 (`borrowed_ids`
+//! 694 for ~12 ids: `PyList_GetItem` ~125 and `unicode_hash` ~180 are calls
+//! into Python under the stable ABI, the rest the type and error checks and
+//! the loop; the row's own ~730: the scan behind the hash filter, the rows'
+//! vectors), `score_row` 657 (`score_binary` 517: the hits, their running
+//! sums, then ~50 a metric for the six), the batch's outer list walk (~55,
+//! a reference taken and dropped per cell) and the zeroed output (~28).  At
+//! the loop's 11.2x for 3,554 instructions, 20x needs ~1,990: about 300 more
+//! a row than is left after the cuts above.  Part of the gap is the cache:
+//! timed in blocks (the loop's seven runs, then the batch's, same process,
+//! load 3.1-3.3) the batch took 1.80-2.18 ms (15.5-18.1x), against 2.0-2.2
+//! alternated with the loop.  What could still give the rest, not done:
+//! scoring a binary row while it is read (no `Matched` vectors, hits known
+//! at the match), which would fold `score_row` into the id matcher (left
+//! apart: the matcher is meant to be shared with the dict path); walking
+//! the batch's outer lists by borrowed pointer, unsound unless both cells of
+//! a row are read without running Python code.
 //!
 //! Negative results (measured, not kept): prefetching the next rows' id
 //! objects (the `perf` samples sat on the first touch of each id) changed
-//! nothing; building `PrefixBuf`'s running sums in one pass per sum (mapped
+//! nothing; in `score_binary`, collecting the hits through `extend` over a
+//! `filter_map` (+19 instructions a row) and the cutoff as a `usize` with a
+//! sentinel instead of an `Option` (-3) did not pay; returning the batch
+//! metric-major (each metric's values contiguous, no strided column copy in
+//! `Scorer.batch`) was within noise (`batch` over `_batch`: 0.02-0.06 ms
+//! either way); building `PrefixBuf`'s running sums in one pass per sum (mapped
 //! slices, one allocation check each) took more instructions than the single
 //! loop, not fewer.  The pool (rayon) for the scoring did not pay on this
 //! loaded machine (best of 9, wall: 10,000 rows 4.15 ms serial against 5.97
@@ -80,7 +106,7 @@ use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
-use crate::core::rows::{score_sample, Sample, Scratch, NO_GROUP};
+use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -101,6 +127,8 @@ const SMALL_ROW: usize = 16;
 
 /// No ground-truth entry (a retrieved id that is not in the ground truth).
 const NONE: u32 = u32::MAX;
+// `score_row` hands `Matched::ranked` of a binary row to `core::rows` as is.
+const _: () = assert!(NONE == NO_GROUP);
 
 /// An id: its `str` object (kept alive by `Reader::hold`) and Python's hash.
 #[derive(Clone, Copy)]
@@ -261,6 +289,24 @@ fn ground_items<'py>(
     }
 }
 
+/// `str`'s `tp_hash` (see `Reader::str_hash`).
+fn str_hash() -> Option<ffi::hashfunc> {
+    // SAFETY: the GIL is held (a `Reader` is built with a `Python` token);
+    // `PyType_GetSlot` returns the slot or NULL with an error set (static
+    // types before Python 3.10), which is cleared.
+    unsafe {
+        let slot =
+            ffi::PyType_GetSlot(std::ptr::addr_of_mut!(ffi::PyUnicode_Type), ffi::Py_tp_hash);
+        if slot.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(std::mem::transmute::<*mut std::ffi::c_void, ffi::hashfunc>(
+            slot,
+        ))
+    }
+}
+
 /// Reads rows into a [`Matched`], matching each retrieved id against its
 /// row's ground truth as it goes (see the module note).
 struct Reader<'py> {
@@ -283,6 +329,11 @@ struct Reader<'py> {
     general: bool,
     /// `duplicates="first"`.
     first: bool,
+    /// `str`'s hash function (`tp_hash`), called on an exact `str` without
+    /// `PyObject_Hash`'s dispatch; `None` where the slot of a static type
+    /// cannot be read (Python 3.9).  Read by `borrowed_ids` (GIL builds).
+    #[cfg_attr(Py_GIL_DISABLED, allow(dead_code))]
+    str_hash: Option<ffi::hashfunc>,
 }
 
 impl<'py> Reader<'py> {
@@ -297,6 +348,7 @@ impl<'py> Reader<'py> {
             seen: 0,
             general,
             first,
+            str_hash: str_hash(),
         }
     }
 
@@ -364,27 +416,35 @@ impl<'py> Reader<'py> {
             self.read.clear();
             let list = cell.as_ptr();
             // SAFETY: an exact list.
-            self.read
-                .reserve(unsafe { ffi::PyList_Size(list) }.max(0) as usize);
+            let n = unsafe { ffi::PyList_Size(list) }.max(0) as usize;
+            self.read.reserve(n);
+            let (py, hash_of) = (self.py, self.str_hash);
+            // The keys are written in place and counted once at the end (a
+            // push per id reloads the vector around each call into Python).
+            let slots = &mut self.read.spare_capacity_mut()[..n];
             // SAFETY: `list` is an exact list; indices are in range; the items
             // are borrowed (see above) and only exact `str`s are used.
             unsafe {
-                let n = ffi::PyList_Size(list);
                 let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
-                for i in 0..n {
-                    let item = ffi::PyList_GetItem(list, i);
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let item = ffi::PyList_GetItem(list, i as ffi::Py_ssize_t);
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
                         return Ok(false);
                     }
-                    let hash = ffi::PyObject_Hash(item);
+                    let hash = match hash_of {
+                        Some(f) => f(item),
+                        None => ffi::PyObject_Hash(item),
+                    };
                     if hash == -1 {
-                        return Err(PyErr::fetch(self.py));
+                        return Err(PyErr::fetch(py));
                     }
                     if hash == 0 && ffi::PyUnicode_GetLength(item) == 0 {
-                        return Err(bad(self.py, format!("{}an empty document id", at(row))));
+                        return Err(bad(py, format!("{}an empty document id", at(row))));
                     }
-                    self.read.push(Key { obj: item, hash });
+                    slot.write(Key { obj: item, hash });
                 }
+                // SAFETY: the first `n` slots were written just above.
+                self.read.set_len(n);
             }
             Ok(true)
         }
@@ -571,14 +631,16 @@ impl<'py> Reader<'py> {
 
         if borrowed && small {
             for rank in 0..self.read.len() {
-                let key = self.read[rank];
-                let score = (hint - rank) as f64;
-                self.retrieved_small(m, key, score, rank as u32, rank, ngt, row)?;
+                self.retrieved_read(m, rank, hint, ngt, row)?;
             }
         } else if borrowed {
             for rank in 0..self.read.len() {
                 let key = self.read[rank];
-                let score = (hint - rank) as f64;
+                let score = if self.general {
+                    (hint - rank) as f64
+                } else {
+                    0.0
+                };
                 self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
             }
         } else if is_missing(retrieved) {
@@ -729,36 +791,47 @@ impl<'py> Reader<'py> {
         Ok(None)
     }
 
-    /// `retrieved` for a small row: the row's keys scanned, no table.
-    #[allow(clippy::too_many_arguments)]
+    /// `retrieved` for a small row whose retrieved list `borrowed_ids` read
+    /// (all of it in `read`), with no table: the id at input rank `rank` is
+    /// compared with the ground truth (`keys[..ngt]`), then with the ids
+    /// before it in `read` (a dropped repeat there equals a kept id before
+    /// it, and with "raise" nothing was dropped: the input rank is the kept
+    /// rank), so no kept id is copied into `keys`.  Only an id whose hash bit
+    /// is set in `seen` is compared at all.
     #[inline]
-    fn retrieved_small(
+    fn retrieved_read(
         &mut self,
         m: &mut Matched,
-        key: Key,
-        score: f64,
-        pos: u32,
         rank: usize,
+        hint: usize,
         ngt: usize,
         row: Option<usize>,
     ) -> PyResult<()> {
-        let mut truth = NONE;
+        let key = self.read[rank];
         let bit = bit(key);
-        let keys = if self.seen & bit == 0 {
+        let mut truth = NONE;
+        if self.seen & bit == 0 {
             self.seen |= bit;
-            &[][..]
         } else {
-            &self.keys[..]
-        };
-        for (p, &other) in keys.iter().enumerate() {
-            if self.same(other, key)? {
-                match self.matched(p, ngt, key, rank, row)? {
-                    Some(t) => truth = t,
-                    None => return Ok(()),
+            for (p, &other) in self.keys[..ngt].iter().enumerate() {
+                if self.same(other, key)? {
+                    truth = p as u32;
+                }
+            }
+            for (kept, &other) in self.read[..rank].iter().enumerate() {
+                if self.same(other, key)? {
+                    if self.first {
+                        return Ok(());
+                    }
+                    return Err(self.repeated(key, kept, rank, row));
                 }
             }
         }
-        self.append(m, key, truth, score, pos);
+        m.ranked.push(truth);
+        if self.general {
+            m.scores.push((hint - rank) as f64);
+            m.pos.push(rank as u32);
+        }
         Ok(())
     }
 
@@ -811,6 +884,10 @@ struct Setup {
     /// Some option above differs from the default: rows go through
     /// `eval::score_rows` (what `evaluate` runs), not `core::rows`.
     general: bool,
+    /// Every metric has a fused kernel (`rows::Fused`): a binary row is
+    /// scored by `rows::score_binary`.  Never with an automatic `gmax` (err
+    /// is not fused): the specs a row is scored with are `specs`.
+    fused: Option<rows::Fused>,
 }
 
 /// Score matched row `r` of `m` into `out`.
@@ -862,6 +939,17 @@ fn score_row(
             &setup.opts,
             out,
         );
+    }
+    // A list of relevant ids: entry j is group j, of label 1, and `ranked`
+    // already holds groups (`NONE` is `NO_GROUP`).
+    if let Some(fused) = &setup.fused {
+        if groups.len() == labels.len()
+            && labels.iter().all(|&l| l == 1.0)
+            && groups.iter().enumerate().all(|(j, &g)| g as usize == j)
+        {
+            rows::score_binary(&mut s.rows, fused, labels.len(), ranked, out);
+            return Ok(());
+        }
     }
     s.ranked.clear();
     s.ranked.extend(ranked.iter().map(|&j| group_of(j)));
@@ -984,6 +1072,7 @@ impl RowScorer {
         let auto_gmax = specs
             .iter()
             .any(|m| m.family == Family::Err && m.param("gmax") <= 0.0);
+        let fused = rows::Fused::new(&specs, level, miss_nan);
         Ok(RowScorer {
             setup: Setup {
                 specs,
@@ -993,6 +1082,7 @@ impl RowScorer {
                 empty_nan,
                 opts,
                 general,
+                fused,
             },
             names,
             result_type,
