@@ -7,8 +7,9 @@ For each interpreter: a new venv, ``pip install WHEEL`` (numpy comes from the
 package index), then, from a directory outside the source tree, the README's quick
 start on the bundled example files (trec_eval says map 0.1785, P_5 0.2667), the five
 headline metrics on both backends (the Rust one must equal the pure-Python reference
-to 1e-12 on every query), and both console scripts.  Before that, the wheel's file
-list must hold the native module, its ``.pyi``, ``py.typed`` and the license.
+to 1e-12 on every query), the per-sample Scorer, and both console scripts.  Before
+that, the wheel's file list must hold the native module, its ``.pyi``, ``py.typed`` and
+the license.
 
 Interpreters are looked for under ``$PYENV_ROOT/versions`` (default ``~/.pyenv``) and
 as ``python3.X`` on PATH.  A missing version is skipped with a message; finding none
@@ -46,6 +47,15 @@ ref = ranklens.evaluate(q, r, headline, backend="python")
 assert rust.query_ids == ref.query_ids
 worst = float(abs(rust.values - ref.values).max())
 assert worst <= 1e-12, worst
+# The Scorer reads str ids through CPython calls that differ by version (str's
+# hash slot from 3.10, the generic hash before): hand-derived values, a string
+# built at run time so its hash is not cached yet.
+scorer = ranklens.Scorer(["ndcg@3", "mrr"])
+fresh = "".join(["c", "1"])
+one = scorer(["a", "b", fresh], ["c1"])
+assert one == {"ndcg@3": 0.5, "mrr": 1 / 3}, one  # 1/log2(4) over the ideal 1
+batch = scorer.batch([["a", "b", "c1"], ["x", "c1"]], [["c1"], ["c1", "x"]])
+assert list(batch["ndcg@3"]) == [0.5, 1.0] and list(batch["mrr"]) == [1 / 3, 1.0], batch
 import shutil
 bindir = os.path.dirname(sys.executable)
 script = lambda name: shutil.which(name, path=bindir)
@@ -59,7 +69,7 @@ out = subprocess.run([script("ranklens-trec-eval"), "-m", "P.5",
 assert out == "P_5                   \tall\t0.2667\n", repr(out)
 print(f"ok: ranklens {ranklens.__version__} on Python {sys.version.split()[0]}: "
       f"quick start, 5 metrics x {len(rust.query_ids)} queries equal to the reference "
-      f"(max diff {worst:g}), both scripts")
+      f"(max diff {worst:g}), the Scorer, both scripts")
 """
 
 REQUIRED_IN_WHEEL = ["ranklens/py.typed", "ranklens/_ranklens.pyi", "ranklens/__init__.py"]
