@@ -331,12 +331,23 @@ fn row_in(
     }
     // (rank, label) in rank order.  The ranks are distinct: each pair goes
     // to the place given by the number of smaller ranks.
-    s.pairs.clear();
-    s.pairs.resize(s.labels.len(), (0, 0.0));
+    // Each element goes to the place given by the count of those before
+    // it, so every slot is written once: the buffers only grow, never
+    // filled.
+    let p = s.labels.len();
+    if s.pairs.len() < p {
+        s.pairs.resize(p, (0, 0.0));
+    }
+    if s.ideal.len() < p {
+        s.ideal.resize(p, 0.0);
+    }
+    let (Some(pairs), Some(ideal)) = (s.pairs.get_mut(..p), s.ideal.get_mut(..p)) else {
+        return None;
+    };
     for (&r, &l) in s.order.iter().zip(&s.labels) {
         let at = s.order.iter().map(|&q| usize::from(q < r)).sum::<usize>();
-        if let Some(p) = s.pairs.get_mut(at) {
-            *p = (r, l);
+        if let Some(x) = pairs.get_mut(at) {
+            *x = (r, l);
         }
     }
     // The ideal: the positive labels, descending (the general path's
@@ -345,20 +356,18 @@ fn row_in(
     // earlier.  Why placed rather than sorted: a few elements, where the
     // library sort's call cost a tenth of the row and an insertion sort's
     // compares mispredict.
-    s.ideal.clear();
-    s.ideal.resize(s.labels.len(), 0.0);
-    for (p, &l) in s.labels.iter().enumerate() {
+    for (q, &l) in s.labels.iter().enumerate() {
         let above = s.labels.iter().map(|&m| usize::from(m > l)).sum::<usize>();
-        let tied = s.labels[..p]
+        let tied = s.labels[..q]
             .iter()
             .map(|&m| usize::from(m == l))
             .sum::<usize>();
-        if let Some(x) = s.ideal.get_mut(above + tied) {
+        if let Some(x) = ideal.get_mut(above + tied) {
             *x = l;
         }
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, &s.pairs, &s.ideal, n);
+        *o = value(m, pairs, ideal, n);
     }
     Some(false)
 }
