@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -259,6 +261,85 @@ def test_dlpack_and_array_protocol_objects():
     assert ranklens.evaluate_dense(s, lab, "mrr")["mrr"] == 0.5
 
 
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values exact in bfloat16 -> their bfloat16 bits."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    assert not (bits & 0xFFFF).any()
+    return (bits >> 16).astype(np.uint16)
+
+
+def test_bfloat16_tensor_protocol_without_torch(monkeypatch):
+    """A torch-like bfloat16 tensor (numpy refuses its ``__dlpack__`` and
+    ``__array__``) is read as its int16 view's bits (``x.view(<lib>.int16)``,
+    exported through DLPack), the library found loaded, never imported."""
+    rng = np.random.default_rng(2)
+    s = rng.integers(0, 8, (30, 20)).astype(np.float32) / 4 - 0.5  # exact, ties
+    lab = (rng.random((30, 20)) < 0.2) * rng.integers(1, 4, (30, 20))
+    bits = _bf16(s)
+    lib = types.ModuleType("fake_tensor_lib")
+    lib.int16 = "int16-dtype"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_tensor_lib", lib)
+
+    class Tensor:
+        dtype = "torch.bfloat16"  # what str(torch.bfloat16) gives
+
+        def __init__(self, bits, device_ok=True):
+            self.bits, self.device_ok = bits, device_ok
+
+        def __dlpack__(self, **kw):
+            raise RuntimeError("Unsupported dtype in DLTensor.")
+
+        def __array__(self, dtype=None, copy=None):
+            raise TypeError("Got unsupported ScalarType BFloat16")
+
+        def view(self, dtype):
+            assert dtype == "int16-dtype"
+            if not self.device_ok:
+                raise RuntimeError("not on the CPU")
+            return self.bits.view(np.int16)
+
+    Tensor.__module__ = "fake_tensor_lib"
+    metrics = ["ndcg@5", "map", "mrr", "recall@10", "bpref"]
+    for ties in ("first", "expected"):
+        want = ranklens.evaluate_dense(s.astype(np.float64), lab, metrics, ties=ties).values
+        got = ranklens.evaluate_dense(Tensor(bits), lab, metrics, ties=ties).values
+        np.testing.assert_array_equal(got, want)
+    # bfloat16 labels are widened; flat cells read as one run each.
+    got = ranklens.evaluate_dense(s, Tensor(_bf16(lab.astype(np.float32))), metrics).values
+    np.testing.assert_array_equal(got, ranklens.evaluate_dense(s, lab, metrics).values)
+    idx = np.repeat(np.arange(30), 20)
+    flat = ranklens.evaluate_flat(Tensor(bits.ravel()), lab.ravel(), idx, metrics).values
+    np.testing.assert_array_equal(flat, ranklens.evaluate_dense(s, lab, metrics).values)
+    with pytest.raises(RanklensInputError, match="scores: a bfloat16 tensor must be on the CPU"):
+        ranklens.evaluate_dense(Tensor(bits, device_ok=False), lab, metrics)
+
+
+def test_torch_half_tensors_are_read_in_place():
+    """Live torch (skipped without it): bfloat16 and float16 CPU tensors, strided
+    too, give the values of the same scores in float64; bfloat16 scores are read
+    where they lie (the core's array shares the tensor's memory)."""
+    torch = pytest.importorskip("torch")
+    from ranklens._dense import matrix
+
+    gen = torch.Generator().manual_seed(0)
+    s = torch.randint(0, 8, (40, 25), generator=gen).float() / 4
+    lab = (torch.rand(40, 25, generator=gen) < 0.2).long() * 2
+    metrics = ["ndcg@5", "map", "mrr", "recall@10", "P@3", "bpref"]
+    want = ranklens.evaluate_dense(s.double().numpy(), lab.numpy(), metrics).values
+    for dt in (torch.bfloat16, torch.float16):
+        h = s.to(dt)
+        for x in (h, h.T.contiguous().T):
+            np.testing.assert_array_equal(ranklens.evaluate_dense(x, lab, metrics).values, want)
+        got = ranklens.evaluate_dense(s, lab.to(dt), metrics).values
+        np.testing.assert_array_equal(got, want)
+        idx = torch.arange(40).repeat_interleave(25)
+        flat = ranklens.evaluate_flat(h.reshape(-1), lab.reshape(-1), idx, metrics).values
+        np.testing.assert_array_equal(flat, want)
+    bf = s.to(torch.bfloat16)
+    a, half = matrix(bf, "scores", labels=False)
+    assert half == "bf16" and np.shares_memory(a, bf.view(torch.int16).numpy())
+
+
 def test_mask_and_lengths_leave_cells_out_unread():
     s = np.array([[1.0, np.nan, 3.0], [3.0, 2.0, 1.0]])
     lab = np.array([[1.0, np.nan, 0.0], [0.0, 0.0, 1.0]])
@@ -337,6 +418,25 @@ def test_sparse_path_equals_the_general_path_bit_for_bit(m, level, dtype, fortra
     got, want = fast.values, general.values[:, : len(metrics)]
     assert got.shape == want.shape
     assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)
+
+
+@pytest.mark.parametrize("simd", ["detected", "portable"])
+def test_long_rows_take_the_sparse_path_with_the_general_values(simd, monkeypatch):
+    """Rows across the label scan's 64-cell chunks, few labels (the sparse path),
+    ties, every label dtype: the general path's values bit for bit, with the loops
+    the CPU has (AVX2 where present) and with the portable ones (RANKLENS_SIMD)."""
+    if simd == "portable":
+        monkeypatch.setenv("RANKLENS_SIMD", "portable")
+    rng = np.random.default_rng(5)
+    for cols in (63, 64, 65, 100, 129, 200):
+        s = rng.integers(0, 8, (300, cols)).astype(np.float32) / 4
+        lab = (rng.random((300, cols)) < 0.06) * rng.integers(1, 4, (300, cols))
+        for sc in (s, s.astype(np.float64), s.astype(np.float16)):
+            for lb in (lab, lab.astype(np.float32), lab.astype(np.int32), lab > 0):
+                fast = ranklens.evaluate_dense(sc, lb, SPARSE).values
+                general = ranklens.evaluate_dense(sc, lb, [*SPARSE, "bpref"]).values
+                want = general[:, : len(SPARSE)]
+                assert np.array_equal(fast.view(np.uint64), want.view(np.uint64)), cols
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

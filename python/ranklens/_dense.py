@@ -31,13 +31,16 @@ candidates.  Semantics (the same for every entry point here):
   bfloat16 labels and other dtypes (int16, uint16, uint32, uint64, longdouble) to
   float64, negative strides to a contiguous array.  Anything with ``__dlpack__``
   or ``__array__`` on the CPU is accepted (torch, jax, cupy after ``.cpu()`` /
-  ``.get()``), through ``np.from_dlpack`` without a copy where possible.  NaN
+  ``.get()``), through ``np.from_dlpack`` without a copy where possible; a torch
+  bfloat16 tensor (which numpy refuses) as its int16 view's bits, scores without a
+  copy (torch is looked up among the loaded modules, never imported).  NaN
   scores and NaN or infinite labels are errors naming the cell.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
@@ -95,10 +98,15 @@ class RowIds(Sequence[str]):
         return f"RowIds({len(self)} rows)"
 
 
-def as_array(x: Any, name: str) -> np.ndarray:
-    """``x`` as a numpy array, without a copy where the source allows."""
+def as_array(x: Any, name: str, *, bf16_bits: bool = False) -> np.ndarray:
+    """``x`` as a numpy array, without a copy where the source allows.  A torch
+    bfloat16 tensor (which numpy refuses through both protocols) is widened to
+    float32, or with ``bf16_bits`` returned as its bits (``uint16``, no copy)."""
     if isinstance(x, np.ndarray):
         return x
+    if is_torch_bf16(x):
+        bits = _torch_bf16_bits(x, name)
+        return bits if bf16_bits else _half_to_f32(bits, "bf16")
     if hasattr(x, "__dlpack__"):
         try:
             return np.from_dlpack(x)
@@ -110,15 +118,43 @@ def as_array(x: Any, name: str) -> np.ndarray:
         raise RanklensInputError(f"{name} must be an array (numpy, torch, jax, ...): {e}") from e
 
 
-def matrix(x: Any, name: str, *, labels: bool) -> tuple[np.ndarray, str]:
+def is_torch_bf16(x: Any) -> bool:
+    """Whether ``x`` is a torch bfloat16 tensor (told by its dtype's name: torch is
+    not imported)."""
+    return str(getattr(x, "dtype", "")) == "torch.bfloat16"
+
+
+def _torch_bf16_bits(x: Any, name: str) -> np.ndarray:
+    """The bits of a torch bfloat16 tensor on the CPU as ``uint16``, without a copy:
+    the tensor reinterpreted as int16 (``x.view(torch.int16)``), exported through
+    DLPack.  torch is already loaded (``x`` is one of its tensors); it is looked up,
+    never imported."""
+    torch = sys.modules.get(type(x).__module__.split(".")[0])
+    int16 = getattr(torch, "int16", None)
+    if int16 is None:
+        raise RanklensInputError(f"{name}: a bfloat16 tensor of an unknown library")
+    try:
+        return np.from_dlpack(x.view(int16)).view(np.uint16)
+    except (TypeError, RuntimeError, BufferError, ValueError) as e:
+        raise RanklensInputError(
+            f"{name}: a bfloat16 tensor must be on the CPU and not need grad (.detach().cpu()): {e}"
+        ) from e
+
+
+def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.ndarray, str]:
     """A 2-D array the core reads in place, and how to read ``uint16`` bits
-    (``"f16"``, ``"bf16"`` or ``""``).  Copies only what the docstring above says."""
-    a = as_array(x, name)
+    (``"f16"``, ``"bf16"`` or ``""``).  ``bf16``: ``x`` holds bfloat16 bits
+    (``as_array(..., bf16_bits=True)`` of a torch bfloat16 tensor).  Copies only
+    what the docstring above says."""
+    bf16 = bf16 or is_torch_bf16(x)
+    a = as_array(x, name, bf16_bits=True)
     if a.ndim != 2:
         raise RanklensInputError(f"{name} must be 2-D (rows x candidates), got shape {a.shape}")
     half = ""
     dt = a.dtype
-    if dt == np.bool_:
+    if bf16 and dt == np.uint16:
+        half = "bf16"
+    elif dt == np.bool_:
         a = a.view(np.uint8)
     elif dt == np.float16:
         a, half = a.view(np.uint16), "f16"
@@ -136,9 +172,14 @@ def matrix(x: Any, name: str, *, labels: bool) -> tuple[np.ndarray, str]:
 
 
 def _half_to_f64(bits: np.ndarray, half: str) -> np.ndarray:
+    return _half_to_f32(bits, half).astype(np.float64)
+
+
+def _half_to_f32(bits: np.ndarray, half: str) -> np.ndarray:
+    """float16 or bfloat16 bits widened to float32 (exact)."""
     if half == "f16":
-        return bits.view(np.float16).astype(np.float64)
-    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        return bits.view(np.float16).astype(np.float32)
+    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def metrics_with_k(metrics: Any, k: int | None) -> list[Metric]:
@@ -277,17 +318,17 @@ def evaluate_flat(
     ascending; the query ids are those values as strings.
     """
     ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty, ties)
-    p, t, ix = (
-        as_array(x, n) for x, n in ((preds, "preds"), (target, "target"), (indexes, "indexes"))
-    )
+    bf16 = is_torch_bf16(preds), is_torch_bf16(target)
+    p, t = (as_array(x, n, bf16_bits=True) for x, n in ((preds, "preds"), (target, "target")))
+    ix = as_array(indexes, "indexes")
     if p.shape != t.shape or p.size != ix.size:
         raise RanklensInputError(
             f"preds, target and indexes must have as many cells, got shapes {p.shape}, "
             f"{t.shape} and {ix.shape}"
         )
     idx = np.ascontiguousarray(_int64(ix.reshape(-1), "indexes"))
-    s, half = matrix(p.reshape(1, -1), "preds", labels=False)
-    lab, _ = matrix(t.reshape(1, -1), "target", labels=True)
+    s, half = matrix(p.reshape(1, -1), "preds", labels=False, bf16=bf16[0])
+    lab, _ = matrix(t.reshape(1, -1), "target", labels=True, bf16=bf16[1])
     values, empty_rows, keys = _ranklens.evaluate_flat(
         s, lab, idx, specs, level, ties, empty, half, nthreads
     )

@@ -27,26 +27,35 @@
 //! path's kernels), which has every family and tie rule.
 //!
 //! Speed on 100k x 100 float32 scores, 5% int64 labels, 5 metrics, 1 thread
-//! (2026-11-25, shared 2-core VM, load average 3.5, LTO builds, CPU time,
-//! median of 9, A/B alternated; BENCHMARKS.md): general path 70-71 ms, sparse
-//! path 28.5-29 ms, against 4.1-4.5 ms for one numpy pass over both matrices
-//! (6-7x; the target is 3x).  callgrind (LTO, 20k rows): 8,730
-//! instructions a row general, 3,960 sparse.  `evaluate_flat` with sorted
-//! `indexes` reads each query's run of cells through the same sparse path.
-//! Where a sparse row's time goes (perf, LTO): about a quarter reading the
-//! 100 labels (one branch-free compaction of the positive cells), a quarter
-//! counting ranks (one pass over the scores per positive label, two compares
-//! a cell, 4 lanes with the baseline x86-64 SSE2 the wheels target), the rest
-//! the NaN scan, the few-element sorts, the metrics and the scratch.
+//! (2026-11-25, shared 2-core AMD EPYC VM with AVX2, load average 4.4, LTO
+//! builds, CPU time, median of 9 calls, A/B alternated three times; the
+//! figures of `evaluate_dense` itself in BENCHMARKS.md): general path 70-71
+//! ms; sparse path 19.0-19.1 ms with its AVX2 loops, 25.2-25.6 ms with the
+//! portable ones (`RANKLENS_SIMD=portable`), 28.0-28.1 ms before them
+//! (cbd9445), against 3.7-4.2 ms for one numpy pass over both matrices:
+//! 4.6-5.0x, the target of 3x is not met.  callgrind (LTO, 20k rows):
+//! 2,900 instructions a row (AVX2), 4,340 (portable), 3,960 before.  Where
+//! the time goes (quick builds, each part cut out in turn): the label and
+//! NaN scans and the row's fixed costs 8.7 ms (5.6 ms on a matrix with no
+//! positive label), the rank counts 5.1 ms (one pass over the scores a
+//! positive cell, 8 lanes), placing the (rank, label) pairs and the ideal
+//! 6-7 ms, the five metrics 1.6 ms.  `evaluate_flat` with sorted `indexes`
+//! reads each query's run of cells through the same sparse path.
 //!
-//! What did not pay: skipping blocks of 8 labels without a positive one (12%
-//! fewer instructions, 5-10% more CPU time: the block test's branch
-//! mispredicts at 5% labels); the positive labels four at a time, a 4-bit
-//! mask and a table of its set positions, branch-free (29.0 -> 30.8 ms);
-//! `usize` counts in the rank count (2 lanes a compare; `u32` counts are 4);
-//! counting the cells before and after a cell in two loops (each with a
-//! scalar tail) rather than one pass with an equality count.  Left: AVX2 (8
-//! lanes) by run-time dispatch needs `unsafe` in the core.
+//! What did not pay (sparse path, quick builds, 1 thread, 100k rows):
+//! skipping blocks of 8 labels without a positive one (12% fewer
+//! instructions, 5-10% more CPU time: the block test's branch mispredicts at
+//! 5% labels); the positive labels four at a time, a 4-bit mask and a table
+//! of its set positions (29.0 -> 30.8 ms); `usize` counts in the rank count
+//! (half the lanes of `u32`); counting the cells before and after a cell in
+//! two loops of one compare each rather than one pass with an equality count
+//! (22 -> 30 ms with AVX2: the loops' tails); two positive cells a pass over
+//! the scores (22.1 -> 22.3 ms); the pairs and the ideal sorted by a sorting
+//! network on 8 padded keys in registers (22 -> 25.5 ms, though callgrind
+//! counts 5% fewer instructions and a third fewer mispredicts), by insertion
+//! sorts (28.3 ms), or placed by counting on 8 padded slots (27 ms);
+//! `discount`'s table looked up once per call rather than per term (no
+//! change).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};

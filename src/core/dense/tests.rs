@@ -534,6 +534,12 @@ fn sparse_metrics(many: bool) -> Vec<MetricSpec> {
     }
 }
 
+thread_local! {
+    /// Set: the sparse path runs its portable loops, whatever the CPU has
+    /// (read by `sparse::Simd::detect` in the calling thread).
+    pub(super) static PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn bitwise_equal(a: &Result<DenseEvaluation>, b: &Result<DenseEvaluation>) -> bool {
     match (a, b) {
         (Ok(a), Ok(b)) => {
@@ -555,19 +561,24 @@ proptest! {
     /// errors): ties, -0.0, negative and fractional labels, all-zero rows,
     /// `lengths=`, strided scores and labels, f16/bf16/f32/f64/int scores,
     /// int/float labels, every `empty=`, levels 0.5..2, rows counted or
-    /// sorted (few or many labels), a NaN score.
+    /// sorted (few or many labels), a NaN score, rows of more than 64
+    /// and 128 cells with few labels (the label scan's chunks), the
+    /// AVX2 and the portable loops.
     #[test]
     fn sparse_equals_general_bit_for_bit(
         rows in 1usize..6,
-        cols in 1usize..40,
-        seed in proptest::collection::vec((0u8..7, 0u8..8), 240),
-        lens in proptest::collection::vec(0i64..40, 6),
+        cols in prop_oneof![1usize..40, 60usize..140],
+        seed in proptest::collection::vec((0u8..7, 0u8..8), 700),
+        rare in any::<bool>(),
+        lens in proptest::collection::vec(0i64..140, 6),
         dense_labels in any::<bool>(),
         nan_at in proptest::option::of(0usize..240),
         level in prop_oneof![Just(1.0), Just(0.5), Just(2.0)],
         many in any::<bool>(),
     ) {
         let n = rows * cols;
+        // Few labels (one cell in eight at most): long rows take the sparse path.
+        let seed: Vec<(u8, u8)> = seed.iter().map(|&(s, l)| (s, if rare && l != 7 { 0 } else { l })).collect();
         // Scores in 0, -0.0, 0.5 .. 3: exact in every float type, many ties.
         let vals = [0.0f64, -0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
         let f16_bits = [0x0000u16, 0x8000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200];
@@ -609,6 +620,10 @@ proptest! {
                         let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
                         let general = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, true);
                         prop_assert!(bitwise_equal(&fast, &general), "{sc:?} {lb:?} {valid:?} {empty:?}:\n{fast:?}\n{general:?}");
+                        PORTABLE.with(|p| p.set(true));
+                        let portable = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
+                        PORTABLE.with(|p| p.set(false));
+                        prop_assert!(bitwise_equal(&portable, &general), "portable {sc:?} {lb:?} {valid:?} {empty:?}");
                     }
                 }
             }
