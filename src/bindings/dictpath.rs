@@ -7,9 +7,9 @@
 //! the judged entry it matches (or none) and, for tied scores only, its id's
 //! bytes.  [`DictJudgments`] holds, per judged query, an open-addressing
 //! table of the judged document `str` objects by their Python hash; a run key
-//! is matched by pointer, then hash, then text (`keys::same`, `ranklens.
-//! Scorer`'s matcher), so its bytes are never copied or hashed again (its
-//! hash was cached by the dict that holds it).  A query's entries are put in
+//! is matched by pointer, then hash, then text (`keys::same_utf8`, beside
+//! `ranklens.Scorer`'s matcher), so its bytes are never copied or hashed
+//! again (its hash was cached by the dict that holds it).  A query's entries are put in
 //! trec_eval's order (score descending, then document id descending by
 //! bytes; rows already in that order are not sorted) under the GIL, the ids'
 //! UTF-8 borrowed from the live keys; the kernels then run without the GIL,
@@ -25,6 +25,34 @@
 //! their errors are the general path's.  Not on free-threaded Python (the
 //! borrowed keys would need every inner dict locked) nor in a stable-ABI
 //! build for Windows before 3.10 (no borrowed UTF-8): the general path.
+//!
+//! Where the time goes (`perf`, the 10,000 x 100 data of
+//! `benches/bench_compat.py`, `evaluate_dict` alone, a build for CPython 3.11
+//! without LTO, one thread, load average 3.5-5 from other jobs, 2026-11-25):
+//! ~55 ns of CPU a run entry.  Of the samples: `PyDict_Next` ~12% (the first
+//! touch of each key); the judged-id probe ~12% and its text compare ~8%
+//! (`memcmp`: in the bench, as in BEIR, the run's key and the qrels' key are
+//! different objects, so the pointer check rarely decides and the judged
+//! id's bytes are a cache miss); the walk, the value reads and the ranking
+//! (an integer sort, bytes compared only in ties) ~15%; the kernels ~11%
+//! (`score_rows`, `PrefixBuf::build`); the keys' UTF-8 and hash calls ~5%;
+//! the rest is the profiled script's own loading of the data.  On the
+//! 100,000 x 100 data (10M entries, CPU, one thread, same load) the drop-in's
+//! 5 measure call is `__init__` ~0.20 s (the qrels encoded 0.06-0.10 s, the
+//! query index 0.02 s, [`dict_judgments`] 0.08-0.10 s), `evaluate_dict`
+//! 0.54-0.58 s and the result dicts ~0.11 s, against pytrec_eval's ~2.8 s:
+//! 3.2-3.5x, where issue #15 asks 6x (~0.47 s).
+//!
+//! Measured and changed: one buffer of pending rows for the whole run (24
+//! bytes an entry) spent ~17% of the samples in first-touch page faults; the
+//! rows are scored every [`CHUNK_ROWS`] instead, from buffers reused while
+//! in cache.  Matching judged ids by `PyObject_RichCompareBool` (the
+//! Scorer's `keys::same`) or by their UTF-8 bytes (`keys::same_utf8`, kept:
+//! no call into Python) made no difference beyond the noise (57-60 ms a
+//! million entries).  Not tried: a copy of the judged ids' bytes in one
+//! arena per query (fewer cache misses in the compare, no reference held
+//! per id, but the pointer check would go: a freed id's address can be
+//! reused).
 
 use super::evaluate::{eval_setup, side, MetricArg};
 use super::keys::{same_utf8, Key};

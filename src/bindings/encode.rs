@@ -68,7 +68,12 @@
 //! ~6% building the `{query: {measure: value}}` dicts (`nested_dict`: a copy
 //! of the previous query's dict, then `PyDict_SetItem` per value, whose key
 //! lookup is most of it) and ~13% in `__init__` (half of it encoding the
-//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.
+//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.  The drop-in
+//! scores the common input (exact `str` ids, `float` / `int` scores) without
+//! a `Run`: `dictpath.rs` (its own profile there).  For `Run(dict)` itself a
+//! cache from `str` object to id, for ids repeated as one object across
+//! queries (BEIR's results), was not tried: the bench's run dicts are parsed
+//! from a file, so their repeated ids are distinct objects.
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;

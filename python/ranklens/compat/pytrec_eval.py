@@ -53,9 +53,12 @@ Differences (all but the last two where pytrec_eval misbehaves):
   document id twice in one query (``str`` subclasses with their own ``__hash__``),
   a query id twice.  A dict that changes size while it is read (a score's
   ``__float__`` changing it) raises ``RuntimeError``, as Python's own iteration does.
-* Speed: the judgments are encoded once, in ``__init__``; ``evaluate`` encodes the run
-  in Rust and scores every measure in one pass.  A call with a few queries against
-  large qrels scores only those queries.
+* Speed: the judgments are encoded once, in ``__init__``; ``evaluate`` reads the run's
+  dicts in Rust, matching each document id to the judged ones by its ``str`` object
+  (its cached hash, then its text), and scores every measure in one pass; a run with
+  other key or score types (``str`` subclasses, numpy scores, ...) is encoded first,
+  with the same results.  A call with a few queries against large qrels scores only
+  those queries.
 
 Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
 ``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments;
