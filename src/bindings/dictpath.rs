@@ -6,10 +6,11 @@
 //! numbers: its score (rounded to a 32-bit float, as trec_eval stores it),
 //! the judged entry it matches (or none) and, for tied scores only, its id's
 //! bytes.  [`DictJudgments`] holds, per judged query, an open-addressing
-//! table of the judged document `str` objects by their Python hash; a run key
-//! is matched by pointer, then hash, then text (`keys::same_utf8`, beside
-//! `ranklens.Scorer`'s matcher), so its bytes are never copied or hashed
-//! again (its hash was cached by the dict that holds it).  A query's entries are put in
+//! table of the judged document ids by their Python hash (cached in each
+//! `str`: a run key's was computed by the dict that holds it) and the ids'
+//! UTF-8 side by side in one arena; a run key is matched by hash, then by its
+//! UTF-8 (borrowed from the object) against the arena's copy, so its bytes
+//! are never copied or hashed by us.  A query's entries are put in
 //! trec_eval's order (score descending, then document id descending by
 //! bytes; rows already in that order are not sorted) under the GIL, the ids'
 //! UTF-8 borrowed from the live keys; the kernels then run without the GIL,
@@ -28,34 +29,34 @@
 //!
 //! Where the time goes (`perf`, the 10,000 x 100 data of
 //! `benches/bench_compat.py`, `evaluate_dict` alone, a build for CPython 3.11
-//! without LTO, one thread, load average 3.5-5 from other jobs, 2026-11-25):
-//! ~55 ns of CPU a run entry.  Of the samples: `PyDict_Next` ~12% (the first
-//! touch of each key); the judged-id probe ~12% and its text compare ~8%
-//! (`memcmp`: in the bench, as in BEIR, the run's key and the qrels' key are
-//! different objects, so the pointer check rarely decides and the judged
-//! id's bytes are a cache miss); the walk, the value reads and the ranking
-//! (an integer sort, bytes compared only in ties) ~15%; the kernels ~11%
+//! without LTO, one thread, load average 2.5-5 from other jobs, 2026-11-25):
+//! ~50 ns of CPU a run entry.  Of the samples: `PyDict_Next` ~12% (the first
+//! touch of each key); the judged-id probe ~12% and the text compare of a
+//! hash match ~8% (`memcmp`); the walk, the value reads and the ranking (an
+//! integer sort, bytes compared only in ties) ~15%; the kernels ~11%
 //! (`score_rows`, `PrefixBuf::build`); the keys' UTF-8 and hash calls ~5%;
 //! the rest is the profiled script's own loading of the data.  On the
-//! 100,000 x 100 data (10M entries, CPU, one thread, same load) the drop-in's
-//! 5 measure call is `__init__` ~0.20 s (the qrels encoded 0.06-0.10 s, the
-//! query index 0.02 s, [`dict_judgments`] 0.08-0.10 s), `evaluate_dict`
-//! 0.54-0.58 s and the result dicts ~0.11 s, against pytrec_eval's ~2.8 s:
-//! 3.2-3.5x, where issue #15 asks 6x (~0.47 s).
+//! 100,000 x 100 data (10M entries, CPU, one thread) the drop-in's 5 measure
+//! call is `__init__` ~0.19 s (the qrels encoded 0.07-0.11 s, the query
+//! index 0.02 s, [`dict_judgments`] ~0.09 s, a third of it first-touch page
+//! faults of its tables), `evaluate_dict` 0.49-0.53 s and the result dicts
+//! ~0.10 s, against pytrec_eval's ~2.8 s: ~3.5x, where issue #15 asks 6x
+//! (~0.47 s in all).
 //!
 //! Measured and changed: one buffer of pending rows for the whole run (24
 //! bytes an entry) spent ~17% of the samples in first-touch page faults; the
 //! rows are scored every [`CHUNK_ROWS`] instead, from buffers reused while
-//! in cache.  Matching judged ids by `PyObject_RichCompareBool` (the
-//! Scorer's `keys::same`) or by their UTF-8 bytes (`keys::same_utf8`, kept:
-//! no call into Python) made no difference beyond the noise (57-60 ms a
-//! million entries).  Not tried: a copy of the judged ids' bytes in one
-//! arena per query (fewer cache misses in the compare, no reference held
-//! per id, but the pointer check would go: a freed id's address can be
-//! reused).
+//! in cache.  Judged ids held as `str` objects and matched as
+//! `ranklens.Scorer` matches ids (pointer, then hash, then text, the text
+//! read from the held object): `evaluate_dict` 52.0-53.0 ms a million
+//! entries against 49.1-50.1 with the arena (alternating builds, best of 7,
+//! load 2.5); the arena also holds no reference per id.  The pointer check
+//! is gone with the objects (a freed id's address can be reused); it would
+//! only decide for a run key that is the qrels' own object, which neither
+//! the bench (ids parsed from files) nor BEIR (qrels from a file, results
+//! from the corpus ids) gives.
 
 use super::evaluate::{eval_setup, side, MetricArg};
-use super::keys::{same_utf8, Key};
 use super::{to_py, SideArrays};
 use crate::core::error::Error;
 use crate::core::eval::{self, key_score, rank_key, RankScratch, Ranking};
@@ -74,28 +75,19 @@ const NONE: u32 = u32::MAX;
 /// matching run keys without reading their text (see the module note).
 #[pyclass(frozen, module = "ranklens._ranklens")]
 pub(super) struct DictJudgments {
-    /// The judged document ids, held alive (their UTF-8 with them).
-    _hold: Vec<Py<PyAny>>,
     /// Qrels row offsets per encoded query.
     offsets: Vec<usize>,
     /// Per query: first slot in `table` and mask of its power-of-two size.
     spans: Vec<(usize, usize)>,
     /// Open addressing by hash, one table per query: the high 32 bits of
-    /// the id's hash and its row in `ids` + 1 (0: an empty slot).  Eight
-    /// bytes a slot, so that a probe for an unjudged id (most of them)
-    /// touches one or two cache lines of the query's table and nothing else.
+    /// the id's hash and its row + 1 (0: an empty slot).  Eight bytes a
+    /// slot, so that a probe for an unjudged id (most of them) touches one
+    /// or two cache lines of the query's table and nothing else.
     table: Vec<u64>,
-    /// The judged ids in qrels row order.
-    ids: Vec<Judged>,
-}
-
-/// A judged id: its object's address and its UTF-8 (which live as long as
-/// `_hold`).
-#[derive(Clone, Copy, Default)]
-struct Judged {
-    obj: usize,
-    text: usize,
-    len: usize,
+    /// Each judged row's id: (start, length) of its UTF-8 in `text`.
+    ids: Vec<(usize, usize)>,
+    /// The judged ids' UTF-8, a query's ids side by side.
+    text: Vec<u8>,
 }
 
 /// The high half of a hash, as kept in a table slot.
@@ -145,11 +137,11 @@ impl DictJudgments {
     }
 
     /// The judged row (within its query, whose table is `at` and first row
-    /// `base`) of the id `key` whose UTF-8 is `text`, or `NONE`.
+    /// `base`) of the id of hash `hash` and UTF-8 `text`, or `NONE`.
     #[inline]
-    fn find(&self, at: (usize, usize, usize), key: Key, text: &[u8]) -> u32 {
+    fn find(&self, at: (usize, usize, usize), hash: ffi::Py_hash_t, text: &[u8]) -> u32 {
         let (start, mask, base) = at;
-        let mut slot = key.hash as usize & mask;
+        let mut slot = hash as usize & mask;
         loop {
             let Some(&t) = self.table.get(start + slot) else {
                 return NONE;
@@ -157,19 +149,15 @@ impl DictJudgments {
             if t == 0 {
                 return NONE;
             }
-            if t & 0xffff_ffff_0000_0000 == tag(key.hash) {
+            if t & 0xffff_ffff_0000_0000 == tag(hash) {
                 let row = (t as u32).wrapping_sub(1);
-                if let Some(id) = self.ids.get(base + row as usize) {
-                    let judged = Key {
-                        obj: id.obj as *mut ffi::PyObject,
-                        hash: key.hash,
-                    };
-                    // SAFETY: the UTF-8 of a held `str`, valid while it lives.
-                    let jtext = unsafe { std::slice::from_raw_parts(id.text as *const u8, id.len) };
-                    // Equal texts have equal hashes: the full hash is not kept.
-                    if same_utf8(judged, jtext, key, text) {
-                        return row;
-                    }
+                let judged = self
+                    .ids
+                    .get(base + row as usize)
+                    .and_then(|&(a, n)| self.text.get(a..a + n));
+                // Equal texts have equal hashes: the tag only filters.
+                if judged == Some(text) {
+                    return row;
                 }
             }
             slot = (slot + 1) & mask;
@@ -198,50 +186,48 @@ pub(super) fn dict_judgments(
         .collect();
     let nq = offsets.len().saturating_sub(1);
     let nrows = offsets.last().copied().unwrap_or(0);
-    let mut hold: Vec<Option<Py<PyAny>>> = (0..nrows).map(|_| None).collect();
-    let mut ids = vec![Judged::default(); nrows];
+    let mut ids = vec![(usize::MAX, 0); nrows];
     let mut hashes = vec![0; nrows];
+    // The id bytes, guessed at 24 a row (one growth or two past it).
+    let mut text = Vec::with_capacity(nrows.saturating_mul(24));
     let mut filled = vec![false; nq];
-    for (qobj, inner) in qrels.iter() {
-        let Ok(inner) = inner.cast_exact::<PyDict>() else {
-            return Ok(None);
-        };
-        if !qobj.is_exact_instance_of::<pyo3::types::PyString>() {
+    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY (the walks): the GIL is held and no Python code runs in this
+    // loop (exact types only, `str` hashes and UTF-8), so the dicts cannot
+    // change and borrowed entries stay valid; the bytes are copied at once.
+    while unsafe { ffi::PyDict_Next(qrels.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
+        if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_CheckExact(v) == 0 } {
             return Ok(None);
         }
-        // SAFETY: the GIL is held and `qobj` is a live exact `str`.
-        let Some(qi) = (unsafe { index_of(qindex, qobj.as_ptr())? }) else {
+        let Some(qi) = (unsafe { index_of(qindex, k)? }) else {
             return Ok(None);
         };
         let (Some(&a), Some(&b)) = (offsets.get(qi), offsets.get(qi + 1)) else {
             return Ok(None);
         };
-        if filled.get(qi) != Some(&false) || b - a != inner.len() {
+        if filled.get(qi) != Some(&false) || (b - a) as isize != unsafe { ffi::PyDict_Size(v) } {
             return Ok(None);
         }
         filled[qi] = true;
-        for (j, (doc, _)) in inner.iter().enumerate() {
-            if !doc.is_exact_instance_of::<pyo3::types::PyString>() || a + j >= b {
+        let (mut dpos, mut doc, mut label) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        let mut row = a;
+        while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut doc, &mut label) } != 0 {
+            if unsafe { ffi::PyUnicode_CheckExact(doc) } == 0 || row >= b {
                 return Ok(None);
             }
-            // SAFETY: the GIL is held and `doc` is a live exact `str`, held
-            // below for as long as its UTF-8 is used.
-            let hash = unsafe { str_hash(py, doc.as_ptr())? };
-            let Some(text) = (unsafe { super::utf8_raw(doc.as_ptr()) }) else {
+            let hash = unsafe { str_hash(py, doc)? };
+            let Some(bytes) = (unsafe { super::utf8_raw(doc) }) else {
                 return Ok(None);
             };
-            ids[a + j] = Judged {
-                obj: doc.as_ptr() as usize,
-                text: text.as_ptr() as usize,
-                len: text.len(),
-            };
-            hashes[a + j] = hash;
-            hold[a + j] = Some(doc.unbind());
+            ids[row] = (text.len(), bytes.len());
+            text.extend_from_slice(bytes);
+            hashes[row] = hash;
+            row += 1;
         }
     }
-    let Some(hold) = hold.into_iter().collect::<Option<Vec<_>>>() else {
+    if ids.iter().any(|&(a, _)| a == usize::MAX) {
         return Ok(None);
-    };
+    }
     let mut spans = Vec::with_capacity(nq);
     let mut table = Vec::new();
     for w in offsets.windows(2) {
@@ -263,11 +249,11 @@ pub(super) fn dict_judgments(
         spans.push((start, mask));
     }
     Ok(Some(DictJudgments {
-        _hold: hold,
         offsets,
         spans,
         table,
         ids,
+        text,
     }))
 }
 
@@ -523,7 +509,7 @@ pub(super) fn evaluate_dict<'py>(
                     continue; // run-only: checked, not scored
                 };
                 let hash = unsafe { str_hash(py, dk)? };
-                let j = judged.find(at, Key { obj: dk, hash }, doc);
+                let j = judged.find(at, hash, doc);
                 tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
             }
             let Some(qi) = qi else {

@@ -14,7 +14,6 @@ mod dense;
 mod dictpath;
 mod encode;
 mod evaluate;
-mod keys;
 mod scorer;
 mod stats;
 mod trec;

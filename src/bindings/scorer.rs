@@ -76,7 +76,6 @@
 //! a batch) can spread over idle cores, and `threads=1` keeps any batch
 //! serial.  CPU time counts every thread: the pool can only show in wall time.
 
-use super::keys::{self, Key};
 use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
@@ -102,6 +101,13 @@ const SMALL_ROW: usize = 16;
 
 /// No ground-truth entry (a retrieved id that is not in the ground truth).
 const NONE: u32 = u32::MAX;
+
+/// An id: its `str` object (kept alive by `Reader::hold`) and Python's hash.
+#[derive(Clone, Copy)]
+struct Key {
+    obj: *mut ffi::PyObject,
+    hash: ffi::Py_hash_t,
+}
 
 /// Rows read and matched: only numbers, no Python object.
 #[derive(Default)]
@@ -389,10 +395,25 @@ impl<'py> Reader<'py> {
         }
     }
 
-    /// The id matcher shared with the dict path (`keys::same`).
     #[inline]
     fn same(&self, a: Key, b: Key) -> PyResult<bool> {
-        keys::same(self.py, a, b)
+        if a.obj == b.obj {
+            return Ok(true);
+        }
+        if a.hash != b.hash {
+            return Ok(false);
+        }
+        self.equal(a, b)
+    }
+
+    /// Two distinct `str` objects of one hash: their texts compared.
+    #[cold]
+    fn equal(&self, a: Key, b: Key) -> PyResult<bool> {
+        // SAFETY: both are live exact `str`s held by the reader.
+        match unsafe { ffi::PyObject_RichCompareBool(a.obj, b.obj, ffi::Py_EQ) } {
+            -1 => Err(PyErr::fetch(self.py)),
+            r => Ok(r == 1),
+        }
     }
 
     fn reset_table(&mut self, n: usize) {
