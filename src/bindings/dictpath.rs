@@ -56,6 +56,12 @@
 //! the bench (ids parsed from files) nor BEIR (qrels from a file, results
 //! from the corpus ids) gives.
 
+// Where the path is off (see above) its scoring half is unused.
+#![cfg_attr(
+    any(Py_GIL_DISABLED, not(any(not(Py_LIMITED_API), Py_3_10, unix))),
+    allow(dead_code, unused_imports)
+)]
+
 use super::evaluate::{eval_setup, side, MetricArg};
 use super::{to_py, SideArrays};
 use crate::core::error::Error;
@@ -165,6 +171,25 @@ impl DictJudgments {
     }
 }
 
+/// A judged id's UTF-8, borrowed from the object; `None` where the API does
+/// not lend it (a stable-ABI build for Windows before 3.10), which leaves the
+/// drop-in on the general path.
+///
+/// # Safety
+/// The GIL is held and `doc` is a live exact `str`; the bytes are copied
+/// before any Python code runs.
+unsafe fn judged_utf8<'a>(doc: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+    {
+        super::utf8_raw(doc)
+    }
+    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
+    {
+        let _ = doc;
+        None
+    }
+}
+
 /// [`DictJudgments`] of `qrels` (`{query: {doc: label}}`, every query
 /// non-empty, already encoded with pytrec_eval's checks as `arrays`;
 /// `qindex`: `{query id: encoded index}`), or `None` when an id is not an
@@ -216,7 +241,7 @@ pub(super) fn dict_judgments(
                 return Ok(None);
             }
             let hash = unsafe { str_hash(py, doc)? };
-            let Some(bytes) = (unsafe { super::utf8_raw(doc) }) else {
+            let Some(bytes) = (unsafe { judged_utf8(doc) }) else {
                 return Ok(None);
             };
             ids[row] = (text.len(), bytes.len());
@@ -411,6 +436,7 @@ pub(super) fn evaluate_dict<'py>(
     #[cfg(any(Py_GIL_DISABLED, not(any(not(Py_LIMITED_API), Py_3_10, unix))))]
     {
         let _ = (
+            py,
             judged,
             qrels,
             scores,
