@@ -165,6 +165,19 @@ def test_ties_and_unicode_order() -> None:
     assert dict(res)["P_1"] == (1.0).hex()
 
 
+def test_dict_subclasses_take_the_dict_path() -> None:
+    """``parse_run``'s ``defaultdict`` and other dict subclasses: read as dicts."""
+    qrels = {"q": {"a": 1, "b": 0}, "r": {"c": 2}}
+    lines = ["q Q0 a 1 1.5 x", "q Q0 b 2 2.5 x", "r Q0 c 1 0.5 x", "s Q0 c 1 0.5 x"]
+    run = rl.parse_run(lines)
+    assert type(run) is not dict
+    m = {"map", "P.1", "ndcg_cut.2"}
+    assert _takes(qrels, run, m)
+    fast, general = _both(qrels, run, m, 1, False)
+    assert fast == general
+    assert [q for q, _ in fast] == ["q", "r"]
+
+
 def test_subclass_qrels_keep_the_general_path() -> None:
     ev = rl.RelevanceEvaluator({"q": {Sub("a"): 1}}, {"map"})
     assert ev._judged is None

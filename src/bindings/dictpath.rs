@@ -18,7 +18,9 @@
 //! vectors as `evaluate`, so the values are bit-identical by construction.
 //!
 //! The path takes only the common input: exact `str` query and document ids
-//! with a UTF-8 form, exact `dict`s, exact `float` or `int` scores that are
+//! with a UTF-8 form, `dict`s (subclasses such as `parse_run`'s `defaultdict`
+//! included: read with `PyDict_Next`, as the general path reads them), exact
+//! `float` or `int` scores that are
 //! finite as doubles, and judgments whose ids are all exact `str`s.  On
 //! anything else it returns `None` before any Python code runs, and the
 //! drop-in takes the general path (encode a `Run`, then `evaluate`), which
@@ -221,7 +223,7 @@ pub(super) fn dict_judgments(
     // loop (exact types only, `str` hashes and UTF-8), so the dicts cannot
     // change and borrowed entries stay valid; the bytes are copied at once.
     while unsafe { ffi::PyDict_Next(qrels.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
-        if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_CheckExact(v) == 0 } {
+        if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
             return Ok(None);
         }
         let Some(qi) = (unsafe { index_of(qindex, k)? }) else {
@@ -450,7 +452,7 @@ pub(super) fn evaluate_dict<'py>(
     #[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
     {
         let err = |e| to_py(py, e);
-        let Ok(scores) = scores.cast_exact::<PyDict>() else {
+        let Ok(scores) = scores.cast::<PyDict>() else {
             return Ok(None);
         };
         let (opts, specs) =
@@ -512,7 +514,7 @@ pub(super) fn evaluate_dict<'py>(
         // this loop (exact types only, `str` hashes and compares), so the
         // dicts cannot change and borrowed entries stay valid.
         while unsafe { ffi::PyDict_Next(scores.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
-            if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_CheckExact(v) == 0 } {
+            if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
                 return Ok(None);
             }
             let qi = match unsafe { index_of(qindex, k)? } {
