@@ -1,23 +1,26 @@
 # Type stub of the native module (checked against the built module by
 # `python -m mypy.stubtest ranklens._ranklens` in `make lint`, and by tests/test_stub.py).
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
 
 __all__ = [
+    "DictJudgments",
     "RowScorer",
     "__version__",
     "autorag_retrieval",
     "autorag_token",
     "decode_vocab",
+    "dict_judgments",
     "encode_columns",
     "encode_groups",
     "encode_mapping",
     "encode_rows",
     "evaluate",
     "evaluate_dense",
+    "evaluate_dict",
     "evaluate_flat",
     "evaluate_prefs",
     "evaluate_topk",
@@ -66,6 +69,18 @@ def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -
 def nested_dict(
     rows: list[str], columns: list[str], values: npt.NDArray[np.float64]
 ) -> dict[str, dict[str, float]]: ...
+def dict_judgments(
+    qrels: dict[str, dict[str, int]], qindex: dict[str, int], arrays: _Encoded
+) -> DictJudgments | None: ...
+def evaluate_dict(
+    judged: DictJudgments,
+    qrels: _Encoded,
+    scores: Any,
+    qindex: dict[str, int],
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    judged_only: bool,
+) -> tuple[list[str], npt.NDArray[np.float64]] | None: ...
 def stats_resample(
     diffs: npt.NDArray[np.float64],
     test: str,
@@ -128,6 +143,9 @@ def evaluate_prefs(
     ranked: npt.NDArray[np.uint32],
     ranked_offsets: npt.NDArray[np.uint64],
 ) -> npt.NDArray[np.float64]: ...
+
+@final
+class DictJudgments: ...
 
 @disjoint_base
 class RowScorer:

@@ -68,7 +68,18 @@
 //! ~6% building the `{query: {measure: value}}` dicts (`nested_dict`: a copy
 //! of the previous query's dict, then `PyDict_SetItem` per value, whose key
 //! lookup is most of it) and ~13% in `__init__` (half of it encoding the
-//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.
+//! qrels); pytrec_eval takes ~265 ms, so 6x would need ~44 ms.  The drop-in
+//! scores the common input (exact `str` ids, `float` / `int` scores) without
+//! a `Run`: `dictpath.rs` (its own profile there).  For `Run(dict)` itself a
+//! cache from `str` object to id, for ids repeated as one object across
+//! queries (BEIR's results), was not tried: the bench's run dicts are parsed
+//! from a file, so their repeated ids are distinct objects.  On dicts whose
+//! ids are drawn from one list of 200,000 corpus-id objects (BEIR's layout;
+//! 1M entries, CPU, one thread, load 3.2-3.7, 2026-11-25) `Run(dict)` costs
+//! 112-125 ns an entry against 55 ns for the same dicts with one fresh object
+//! an entry: the keys lie scattered in memory and each is touched for its
+//! type, hash and text.  A cache from object to row would still read the
+//! bytes from wherever the id's first row put them, as scattered.
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;

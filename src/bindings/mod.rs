@@ -11,6 +11,7 @@
 
 mod autorag;
 mod dense;
+mod dictpath;
 mod encode;
 mod evaluate;
 mod scorer;
@@ -299,6 +300,9 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate::evaluate_trec_stream, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate_prefs, m)?)?;
     m.add_class::<scorer::RowScorer>()?;
+    m.add_class::<dictpath::DictJudgments>()?;
+    m.add_function(wrap_pyfunction!(dictpath::dict_judgments, m)?)?;
+    m.add_function(wrap_pyfunction!(dictpath::evaluate_dict, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_flat, m)?)?;

@@ -428,7 +428,7 @@ pub fn evaluate_pairs(
 /// error naming the query and the metric, never a NaN or an infinity in the
 /// results (the reference backend raises the same error).
 /// A NaN `first_rel_rank` is a miss with `opts.miss_nan`.
-fn check_finite(
+pub fn check_finite(
     qrels: &Side<'_>,
     qi: usize,
     metrics: &[MetricSpec],
@@ -501,6 +501,25 @@ fn score_query(
         opts,
         out,
     )
+}
+
+/// A key whose ascending order is `total_cmp`'s descending order of `x`.
+#[inline]
+pub fn rank_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    let ordered = if b >> 63 == 1 { !b } else { b | (1 << 63) };
+    !ordered
+}
+
+/// The score of a [`rank_key`].
+#[inline]
+pub fn key_score(k: u64) -> f64 {
+    let ordered = !k;
+    f64::from_bits(if ordered >> 63 == 1 {
+        ordered & !(1 << 63)
+    } else {
+        !ordered
+    })
 }
 
 /// One ranking as [`score_rows`] reads it: rows in trec order (score
@@ -837,6 +856,22 @@ fn snake_case(camel: &str) -> String {
 /// environment variable if set, else the default pool of [`pool`], one thread
 /// per core, which a forked child makes again).
 pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> Result<R> {
+    match thread_count(threads)? {
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| Error::InvalidInput(format!("cannot start {n} threads: {e}")))?;
+            Ok(pool.install(f))
+        }
+        None => pool::install(f).map_err(Error::InvalidInput),
+    }
+}
+
+/// The number of threads [`with_threads`] runs on: `threads`, else the
+/// `RANKLENS_NUM_THREADS` environment variable, else `None` (the default
+/// pool); an error for 0 or an unreadable variable.
+pub fn thread_count(threads: Option<usize>) -> Result<Option<usize>> {
     let n = match threads {
         Some(n) => Some(n),
         None => match std::env::var("RANKLENS_NUM_THREADS") {
@@ -850,14 +885,7 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
     };
     match n {
         Some(0) => Err(Error::InvalidInput("threads must be at least 1".into())),
-        Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| Error::InvalidInput(format!("cannot start {n} threads: {e}")))?;
-            Ok(pool.install(f))
-        }
-        None => pool::install(f).map_err(Error::InvalidInput),
+        n => Ok(n),
     }
 }
 
@@ -872,6 +900,28 @@ mod tests {
 
     fn spec(name: &str, k: Option<usize>) -> MetricSpec {
         MetricSpec::new(name, k, None, &[]).unwrap()
+    }
+
+    #[test]
+    fn rank_key_orders_as_descending_total_cmp_and_round_trips() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1.5,
+            -f64::MIN_POSITIVE,
+            0.0,
+            f64::MIN_POSITIVE,
+            0.25,
+            1.0,
+            3.0e38,
+            f64::INFINITY,
+        ];
+        for a in xs {
+            assert_eq!(key_score(rank_key(a)).to_bits(), a.to_bits());
+            for b in xs {
+                assert_eq!(rank_key(a).cmp(&rank_key(b)), b.total_cmp(&a), "{a} {b}");
+            }
+        }
     }
 
     #[test]

@@ -53,9 +53,12 @@ Differences (all but the last two where pytrec_eval misbehaves):
   document id twice in one query (``str`` subclasses with their own ``__hash__``),
   a query id twice.  A dict that changes size while it is read (a score's
   ``__float__`` changing it) raises ``RuntimeError``, as Python's own iteration does.
-* Speed: the judgments are encoded once, in ``__init__``; ``evaluate`` encodes the run
-  in Rust and scores every measure in one pass.  A call with a few queries against
-  large qrels scores only those queries.
+* Speed: the judgments are encoded once, in ``__init__``; ``evaluate`` reads the run's
+  dicts in Rust, matching each document id to the judged ones by its ``str`` object
+  (its cached hash, then its text), and scores every measure in one pass; a run with
+  other key or score types (``str`` subclasses, numpy scores, ...) is encoded first,
+  with the same results.  A call with a few queries against large qrels scores only
+  those queries.
 
 Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
 ``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments;
@@ -278,6 +281,13 @@ class RelevanceEvaluator:
         self._qindex: dict[str, int] = (
             {q: i for i, q in enumerate(self._qrels.query_ids)} if self._qrels else {}
         )
+        # The judged ids as `str` objects, for scoring dict runs without
+        # encoding them (None: some id is not an exact str; see _ranklens).
+        self._judged = (
+            _ranklens.dict_judgments(qrels, self._qindex, self._qrels.arrays)
+            if self._qrels
+            else None
+        )
 
     # -- measure names, exactly as pytrec_eval ---------------------------------
     def _expand_nicknames(self, measures: Iterable[str]) -> set[str]:
@@ -378,6 +388,7 @@ class RelevanceEvaluator:
         self._plan = [how for _, how in plan]
         self._take = [how[1] if how[0] in ("col", "gm") else 0 for how in self._plan]
         self._special = [(j, how) for j, how in enumerate(self._plan) if how[0] != "col"]
+        self._specs = [(m.family, m.k, m.rel, list(m.params)) for m in self._metrics]
 
     # -- evaluation -----------------------------------------------------------------
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -390,6 +401,20 @@ class RelevanceEvaluator:
             return {}
         if not isinstance(scores, dict):
             raise TypeError("Argument object scores should be of type dictionary.")
+        if self._judged is not None and self._qrels is not None and self._metrics:
+            # The common input (exact str ids, float/int scores) scored
+            # straight from the dicts; None: the general path below decides.
+            got = _ranklens.evaluate_dict(
+                self._judged,
+                self._qrels.arrays,
+                scores,
+                self._qindex,
+                self._specs,
+                float(self._level),
+                self._judged_only,
+            )
+            if got is not None:
+                return self._results(got[0], got[1])
         qindex = self._qindex
         qids = [q for q in scores if q in qindex]
         if not qids or self._qrels is None or not self._metrics:
@@ -419,6 +444,11 @@ class RelevanceEvaluator:
         if res.metrics != self._metrics:  # columns in our order, whatever evaluate did
             pos = {m: j for j, m in enumerate(res.metrics)}
             values = values[:, [pos[m] for m in self._metrics]]
+        return self._results(qids, values)
+
+    def _results(self, qids: list[Any], values: np.ndarray) -> dict[str, dict[str, float]]:
+        """``{query: {key: value}}`` from ``values`` (one row per query of ``qids``,
+        one column per metric of ``self._metrics``)."""
         out = values[:, self._take]
         for j, how in self._special:
             if how[0] == "const":

@@ -1,0 +1,184 @@
+"""The pytrec_eval drop-in's dict path (``_ranklens.evaluate_dict``: run dicts scored
+against the judged ids as ``str`` objects, without encoding a ``Run``) against its
+general path (encode the run, then ``evaluate``), on the same evaluator.
+
+The two must agree exactly: the same queries and keys in the same order, the same
+values bit for bit, and the same exception type and message on bad input (the dict
+path hands any input it does not take to the general path).  Inputs: ties (also
+after the rounding to 32-bit floats), unicode ids, unjudged and negative-label
+documents, queries missing on either side, ``int`` scores, and keys and values the
+dict path leaves to the general path (``str`` subclasses, ``int``/``bool``/``None``
+keys, ``bool``/numpy/``str`` scores, NaN, infinities, huge ``int``s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ranklens import _ranklens
+from ranklens.compat import pytrec_eval as rl
+
+
+class Sub(str):
+    """A ``str`` subclass: the general path's business."""
+
+
+DOCS = ["a", "b", "d1", "d10", "d2", "é", "日本", "z", "Z", "a b"]
+QIDS = ["q1", "q2", "q10", "ü"]
+# Ties, values equal only after rounding to float32, ints, negatives.
+SCORES: list[Any] = [0.5, 1.0, 1.0000000001, 1.00000001, 2, 3, -1.0, 0.1 + 0.2, 0.3, 0, 1e300]
+ODD_KEYS: list[Any] = [Sub("a"), 1, True, None]
+ODD_SCORES: list[Any] = [
+    True,
+    np.float64(1.0),
+    np.float32(2.0),
+    "1.0",
+    None,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    10**400,
+]
+MEASURE_SETS = [
+    {"all_trec"},
+    {"ndcg_cut.10", "map", "recall.100", "P.10", "recip_rank"},
+    {"P.1,3", "success.1,5", "map_cut.2", "runid"},
+]
+
+
+@st.composite
+def inputs(draw: st.DrawFn, odd: bool) -> tuple[dict, dict]:
+    qrels: dict = {}
+    run: dict = {}
+    for qid in draw(st.lists(st.sampled_from(QIDS), unique=True, max_size=4)):
+        docs = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=8))
+        labels = {d: draw(st.sampled_from([-1, 0, 1, 2, 3])) for d in docs}
+        if labels and draw(st.integers(0, 3)) > 0:
+            qrels[qid] = labels
+        if draw(st.integers(0, 4)) > 0:
+            pool = docs + draw(st.lists(st.sampled_from(DOCS), max_size=4))
+            scores = {d: draw(st.sampled_from(SCORES)) for d in pool}
+            if odd and scores and draw(st.booleans()):
+                key = draw(st.sampled_from([*ODD_KEYS, None]))
+                if key is not None:
+                    scores[key] = 1.0
+                else:
+                    scores[next(iter(scores))] = draw(st.sampled_from(ODD_SCORES))
+            run[qid] = scores
+    if odd and draw(st.integers(0, 5)) == 0:
+        run[draw(st.sampled_from([1, Sub("q1"), "run-only"]))] = draw(
+            st.sampled_from([{"a": 1.0}, [("a", 1.0)], {"a": float("nan")}, {1: 1.0}])
+        )
+    if not qrels:
+        qrels = {"q1": {"a": 1}}
+    return qrels, run
+
+
+def _outcome(call: Any) -> Any:
+    """The result, keys and values in order (values bit for bit), or the error."""
+    try:
+        out = call()
+    except Exception as e:  # the exception type and message are compared
+        return type(e), str(e)
+    return [(q, [(k, float(v).hex()) for k, v in d.items()]) for q, d in out.items()]
+
+
+def _both(qrels: dict, run: dict, measures: set[str], level: int, judged: bool) -> tuple:
+    ev = rl.RelevanceEvaluator(qrels, measures, level, judged)
+    if ev._judged is None:
+        raise AssertionError("plain qrels must get the dict path's judgments")
+    fast = _outcome(lambda: ev.evaluate(run))
+    ev._judged = None  # the general path, same evaluator
+    general = _outcome(lambda: ev.evaluate(run))
+    return fast, general
+
+
+def _takes(qrels: dict, run: dict, measures: set[str]) -> bool:
+    """The dict path scores ``run`` itself (does not hand it on)."""
+    ev = rl.RelevanceEvaluator(qrels, measures)
+    got = _ranklens.evaluate_dict(
+        ev._judged, ev._qrels.arrays, run, ev._qindex, ev._specs, 1.0, False
+    )
+    return got is not None
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    data=inputs(odd=False),
+    measures=st.sampled_from(MEASURE_SETS),
+    level=st.sampled_from([1, 2]),
+    judged=st.booleans(),
+)
+def test_dict_path_equals_general_path(data, measures, level: int, judged: bool) -> None:
+    qrels, run = data
+    fast, general = _both(qrels, run, measures, level, judged)
+    assert fast == general
+    if run and measures != {"runid"}:
+        assert _takes(qrels, run, measures)
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(data=inputs(odd=True), judged=st.booleans())
+def test_odd_input_same_result_or_error(data, judged: bool) -> None:
+    qrels, run = data
+    fast, general = _both(qrels, run, {"all_trec"}, 1, judged)
+    assert fast == general
+
+
+def test_odd_input_is_handed_on() -> None:
+    qrels = {"q": {"a": 1, "b": 0}}
+    m = {"map", "P.1"}
+    assert _takes(qrels, {"q": {"a": 1.0, "b": 2}}, m)
+    assert _takes(qrels, {"other": {"a": 1.0}}, m)  # run-only: read, not scored
+    for run in (
+        {"q": {Sub("a"): 1.0}},
+        {"q": {"a": True}},
+        {"q": {"a": np.float64(1.0)}},
+        {"q": {"a": float("nan")}},
+        {"q": {"a": 10**400}},
+        {"q": {"a": "\ud800"}},
+        {"q": {"\ud800": 1.0}},
+        {"other": {"a": float("inf")}},  # run-only queries are checked too
+        {Sub("q"): {"a": 1.0}},
+        {"q": [("a", 1.0)]},
+    ):
+        assert not _takes(qrels, run, m), run
+
+
+def test_ties_and_unicode_order() -> None:
+    """trec_eval's order: score, then id descending by UTF-8 bytes; scores equal
+    once rounded to float32 tie."""
+    qrels = {"q": {"é": 1, "z": 0, "日本": 2, "a": 1}}
+    run = {"q": {"a": 1.0, "z": 1.0000000001, "é": 1.0, "日本": 1.0, "b": 0.5}}
+    fast, general = _both(qrels, run, {"P.1,2,3", "map", "ndcg_cut.3"}, 1, False)
+    assert fast == general
+    res = dict(fast)["q"]
+    # 日本 (e6 97 a5) > é (c3 a9) > z > a: the first is relevant at level 1 and 2.
+    assert dict(res)["P_1"] == (1.0).hex()
+
+
+def test_dict_subclasses_take_the_dict_path() -> None:
+    """``parse_run``'s ``defaultdict`` and other dict subclasses: read as dicts."""
+    qrels = {"q": {"a": 1, "b": 0}, "r": {"c": 2}}
+    lines = ["q Q0 a 1 1.5 x", "q Q0 b 2 2.5 x", "r Q0 c 1 0.5 x", "s Q0 c 1 0.5 x"]
+    run = rl.parse_run(lines)
+    assert type(run) is not dict
+    m = {"map", "P.1", "ndcg_cut.2"}
+    assert _takes(qrels, run, m)
+    fast, general = _both(qrels, run, m, 1, False)
+    assert fast == general
+    assert [q for q, _ in fast] == ["q", "r"]
+
+
+def test_subclass_qrels_keep_the_general_path() -> None:
+    ev = rl.RelevanceEvaluator({"q": {Sub("a"): 1}}, {"map"})
+    assert ev._judged is None
+    assert ev.evaluate({"q": {"a": 1.0}}) == {"q": {"map": 1.0}}
