@@ -926,21 +926,8 @@ pub struct FlatGroups {
 /// a cell, and each cell's group, 4 bytes), to the number of groups otherwise,
 /// never to the largest index value.
 pub fn group_flat(indexes: &[i64]) -> FlatGroups {
-    if indexes.windows(2).all(|w| w[0] <= w[1]) {
-        let mut offsets = Vec::new();
-        let mut keys = Vec::new();
-        for (p, &x) in indexes.iter().enumerate() {
-            if p == 0 || x != indexes[p - 1] {
-                offsets.push(p as i64);
-                keys.push(x);
-            }
-        }
-        offsets.push(indexes.len() as i64);
-        return FlatGroups {
-            offsets,
-            order: Vec::new(),
-            keys,
-        };
+    if let Some(g) = group_sorted(indexes, SORTED_CHUNK) {
+        return g;
     }
     if let Some(g) = group_by_range(indexes) {
         return g;
@@ -1003,6 +990,53 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
         order,
         keys,
     }
+}
+
+/// Cells a task of [`group_sorted`] reads.
+const SORTED_CHUNK: usize = 1 << 16;
+
+/// [`group_flat`] of sorted `indexes` (`None` if they are not sorted): the
+/// check and the group starts in one pass, chunk by chunk on the pool.  Why:
+/// on 10M cells the serial check and scan took about as long as scoring the
+/// groups on two threads (the flat path 2.3x the dense one against 1.2x on
+/// one thread); each chunk compares its first cell with the cell before it,
+/// so the starts are those of one serial scan.
+fn group_sorted(indexes: &[i64], chunk: usize) -> Option<FlatGroups> {
+    let chunk = chunk.max(1);
+    let parts: Vec<Option<(Vec<i64>, Vec<i64>)>> = indexes
+        .par_chunks(chunk)
+        .enumerate()
+        .map(|(c, cells)| {
+            let base = c * chunk;
+            let mut prev = base.checked_sub(1).and_then(|p| indexes.get(p)).copied();
+            let (mut starts, mut keys) = (Vec::new(), Vec::new());
+            for (j, &x) in cells.iter().enumerate() {
+                match prev {
+                    Some(p) if x < p => return None,
+                    Some(p) if x == p => {}
+                    _ => {
+                        starts.push((base + j) as i64);
+                        keys.push(x);
+                    }
+                }
+                prev = Some(x);
+            }
+            Some((starts, keys))
+        })
+        .collect();
+    let mut offsets = Vec::new();
+    let mut keys = Vec::new();
+    for part in parts {
+        let (starts, k) = part?;
+        offsets.extend(starts);
+        keys.extend(k);
+    }
+    offsets.push(indexes.len() as i64);
+    Some(FlatGroups {
+        offsets,
+        order: Vec::new(),
+        keys,
+    })
 }
 
 /// [`group_flat`] when the index values span a range no wider than the

@@ -311,6 +311,13 @@ proptest! {
             let cells: Vec<i64> = if g.order.is_empty() { (0..input.len() as i64).collect() } else { g.order.clone() };
             let got: Vec<Vec<i64>> = g.offsets.windows(2).map(|w| cells[w[0] as usize..w[1] as usize].to_vec()).collect();
             prop_assert_eq!(got, want.values().cloned().collect::<Vec<_>>());
+            // Sorted input read in chunks of any size: the same groups.
+            for chunk in [1, 2, 3, 7, 64] {
+                match group_sorted(&input, chunk) {
+                    Some(c) => prop_assert_eq!(&c, &g),
+                    None => prop_assert!(input.windows(2).any(|w| w[0] > w[1])),
+                }
+            }
         }
     }
 }
