@@ -297,22 +297,7 @@ unsafe fn entry<'a>(k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Option<(&'a
     if ffi::PyUnicode_CheckExact(k) == 0 {
         return None;
     }
-    let value = if ffi::PyFloat_CheckExact(v) != 0 {
-        #[cfg(not(Py_LIMITED_API))]
-        let x = ffi::PyFloat_AS_DOUBLE(v);
-        #[cfg(Py_LIMITED_API)]
-        let x = ffi::PyFloat_AsDouble(v);
-        x
-    } else if ffi::PyLong_CheckExact(v) != 0 {
-        let x = ffi::PyLong_AsDouble(v);
-        if x == -1.0 && !ffi::PyErr_Occurred().is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        x
-    } else {
-        return None;
-    };
+    let value = super::encode::exact_number(v)?;
     if !value.is_finite() {
         return None;
     }

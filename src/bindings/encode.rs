@@ -208,17 +208,41 @@ impl<'a, 'py> DictWalk<'a, 'py> {
     }
 }
 
+/// An exact `float`'s value, or an exact `int` that converts to a double;
+/// `None` for anything else (the general path decides).  Under the stable ABI
+/// a `float` is read through `PyFloat_AsDouble` (the `PyFloat_AS_DOUBLE` macro
+/// reads the object's layout, which the limited API hides).
+///
+/// # Safety
+/// The GIL is held and `v` is a live object.
+pub(super) unsafe fn exact_number(v: *mut ffi::PyObject) -> Option<f64> {
+    if ffi::PyFloat_CheckExact(v) != 0 {
+        #[cfg(not(Py_LIMITED_API))]
+        let x = ffi::PyFloat_AS_DOUBLE(v);
+        #[cfg(Py_LIMITED_API)]
+        let x = ffi::PyFloat_AsDouble(v);
+        Some(x)
+    } else if ffi::PyLong_CheckExact(v) != 0 {
+        let x = ffi::PyLong_AsDouble(v);
+        if x == -1.0 && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(x)
+    } else {
+        None
+    }
+}
+
 /// The common entry without calling into Python: an exact `str` key (its
 /// UTF-8 bytes, borrowed from the object) and an exact `float` value, or an
 /// exact `int` that converts to a double.  `None`: anything else (subclasses,
 /// other types, a key with lone surrogates, an `int` too large for a double),
 /// left to the general path, which gives every error and message.
 ///
-/// Under the stable ABI the value is read through `PyFloat_AsDouble` (the
-/// `PyFloat_AS_DOUBLE` macro reads the object's layout, which the limited API
-/// hides).  The key's UTF-8 is borrowed ([`utf8_raw`]), but in a stable-ABI
-/// build for Windows before 3.10, where it comes as a new `bytes` object,
-/// copied into `scratch`.
+/// The value is read by [`exact_number`].  The key's UTF-8 is borrowed
+/// ([`utf8_raw`]), but in a stable-ABI build for Windows before 3.10, where it
+/// comes as a new `bytes` object, copied into `scratch`.
 ///
 /// # Safety
 /// The GIL is held (on a free-threaded build: inside the dict's critical
@@ -232,22 +256,7 @@ unsafe fn plain_entry(
     if ffi::PyUnicode_CheckExact(k) == 0 {
         return None;
     }
-    let value = if ffi::PyFloat_CheckExact(v) != 0 {
-        #[cfg(not(Py_LIMITED_API))]
-        let x = ffi::PyFloat_AS_DOUBLE(v);
-        #[cfg(Py_LIMITED_API)]
-        let x = ffi::PyFloat_AsDouble(v);
-        x
-    } else if ffi::PyLong_CheckExact(v) != 0 {
-        let x = ffi::PyLong_AsDouble(v);
-        if x == -1.0 && !ffi::PyErr_Occurred().is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        x
-    } else {
-        return None;
-    };
+    let value = exact_number(v)?;
     #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
     {
         let _ = scratch;
