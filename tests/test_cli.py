@@ -104,3 +104,29 @@ def test_progress_bar_draws_on_a_terminal(monkeypatch, tmp_path):
     with _progress.reading(str(big), "run", quiet):
         pass
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_empty_policy(capsys, tmp_path, stream):
+    # The run drops one of the three queries: --empty skip averages over the two
+    # it has, as evaluate(..., empty="skip") does; --empty nan makes the mean NaN.
+    import ranklens
+
+    qids = sorted({line.split()[0] for line in Path(RUN).read_text().splitlines()})
+    kept = [ln for ln in Path(RUN).read_text().splitlines() if ln.split()[0] != qids[-1]]
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(kept) + "\n")
+    extra = ["--stream"] if stream else []
+    want = ranklens.evaluate(
+        ranklens.Qrels.from_trec(QRELS), ranklens.Run.from_trec(run), ["map"], empty="skip"
+    )
+    code, out, _ = run_cli(
+        capsys, QRELS, str(run), "-m", "map", "--empty", "skip", "--format", "json", *extra
+    )
+    assert code == 0
+    assert json.loads(out)[0]["aggregate"]["map"] == want["map"]
+    assert want.skipped_queries == [qids[-1]]
+    code, out, _ = run_cli(
+        capsys, QRELS, str(run), "-m", "map", "--empty", "nan", "--format", "json", *extra
+    )
+    assert code == 0 and json.loads(out)[0]["aggregate"]["map"] is None  # NaN as null

@@ -287,3 +287,44 @@ def test_miss_none_as_evaluate(tmp_path, chunk_rows):
     assert whole.to_dict() == none.to_dict()
     with pytest.raises(RanklensInputError, match="miss must be"):
         evaluate_files(*args, miss="nan")
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 7, 100_000])
+@pytest.mark.parametrize("empty", ["nan", "skip"])
+def test_empty_as_evaluate(tmp_path, chunk_rows, empty):
+    qrels, run = write_files(tmp_path, 5)
+    res = evaluate_files(qrels, run, METRICS, chunk_rows=chunk_rows, empty=empty)
+    ref = whole(qrels, run, empty=empty)
+    assert ref.missing_queries  # queries missing from the run: empty rows
+    assert np.array_equal(res.values, ref.values, equal_nan=True)
+    assert res.skipped_queries == ref.skipped_queries
+    assert (res.skipped_queries == ref.missing_queries) == (empty == "skip")
+    assert res.missing_queries == ref.missing_queries
+    for m in res.names:
+        a, b = res[m], ref[m]
+        assert a == b or (math.isnan(a) and math.isnan(b)), m
+    # "skip": the aggregates are the means over the queries the run has.
+    if empty == "skip":
+        kept = [q for q in ref.query_ids if q not in ref.missing_queries]
+        for m in ("map", "P@5"):
+            per = res.per_query(m)
+            assert res[m] == pytest.approx(sum(per[q] for q in kept) / len(kept), abs=1e-12)
+
+
+def test_empty_with_grouped_qrels(tmp_path):
+    # q2 has no group (nothing relevant), q3 is missing from the run.
+    q = Qrels.from_groups({"q1": [["a", "b"]], "q2": [], "q3": [["c"]]})
+    rp = tmp_path / "r.txt"
+    rp.write_text("q1 Q0 b 1 2 t\nq1 Q0 x 2 1 t\nq2 Q0 a 1 1 t\n")
+    for empty in ("zero", "nan", "skip"):
+        got = evaluate_files(q, rp, ["recall@2", "mrr"], empty=empty)
+        want = evaluate(q, Run.from_trec(rp), ["recall@2", "mrr"], empty=empty)
+        assert np.array_equal(got.values, want.values, equal_nan=True)
+        assert got.skipped_queries == want.skipped_queries
+        for m in got.names:
+            a, b = got[m], want[m]
+            assert a == b or (math.isnan(a) and math.isnan(b)), (empty, m)
+    assert evaluate_files(q, rp, ["mrr"], empty="skip").skipped_queries == ["q2", "q3"]
+    assert evaluate_files(q, rp, ["mrr"], empty="skip")["mrr"] == 1.0
+    with pytest.raises(RanklensInputError, match="empty must be"):
+        evaluate_files(q, rp, ["mrr"], empty="drop")

@@ -172,24 +172,9 @@ def evaluate_levels(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
-    misses = nan_misses(ms, miss_nan)
-    if empty == "zero":
-        return Results(ms, qids, values, missing, ignored, level, nan_is_miss=misses)
-    rows = _empty_rows(q, r)
-    if len(rows):
-        values = values.copy()
-        values[rows] = np.nan
-    skipped = [qids[i] for i in rows] if empty == "skip" else []
-    return Results(
-        ms,
-        qids,
-        values,
-        missing,
-        ignored,
-        level,
-        skipped,
-        rows if empty == "skip" else None,
-        nan_is_miss=misses,
+    rows = _empty_rows(q, r) if empty != "zero" else np.empty(0, dtype=np.int64)
+    return Results._with_empty(
+        ms, qids, values, missing, ignored, level, empty, rows, nan_misses(ms, miss_nan)
     )
 
 

@@ -137,6 +137,40 @@ class Results:
         self.relevance_level = relevance_level
         self._column = {m: j for j, m in enumerate(metrics)}
 
+    @classmethod
+    def _with_empty(
+        cls,
+        metrics: list[Metric],
+        query_ids: list[str],
+        values: np.ndarray,
+        missing_queries: list[str],
+        ignored_queries: list[str],
+        relevance_level: float,
+        empty: str,
+        empty_rows: np.ndarray,
+        nan_is_miss: frozenset[str] = frozenset(),
+    ) -> Results:
+        """The results under the ``empty=`` policy: the queries at ``empty_rows``
+        (nothing relevant or nothing retrieved) NaN for ``"nan"`` and ``"skip"``,
+        and left out of the aggregates for ``"skip"``; ``"zero"`` keeps them."""
+        if empty == "zero":
+            empty_rows = np.empty(0, dtype=np.int64)
+        if len(empty_rows):
+            values = values.copy()
+            values[empty_rows] = np.nan
+        skip = empty == "skip"
+        return cls(
+            metrics,
+            query_ids,
+            values,
+            missing_queries,
+            ignored_queries,
+            relevance_level,
+            [query_ids[i] for i in empty_rows] if skip else [],
+            empty_rows if skip else None,
+            nan_is_miss=nan_is_miss,
+        )
+
     @property
     def names(self) -> list[str]:
         """Canonical metric names, in column order."""

@@ -6,9 +6,12 @@ import os
 from collections.abc import Iterable
 from typing import Union
 
+import numpy as np
+
 from ranklens import _ranklens
 from ranklens._checks import (
     MAX_LINE_BYTES,
+    check_empty,
     check_level,
     check_max_docs,
     check_max_line,
@@ -44,6 +47,7 @@ def evaluate_files(
     score_precision: str = "f64",
     max_line_bytes: int = MAX_LINE_BYTES,
     miss: str | None = "k+1",
+    empty: str = "zero",
 ) -> Results:
     """Score a TREC run file against TREC qrels in bounded memory.
 
@@ -72,10 +76,10 @@ def evaluate_files(
     scored chunk by chunk exactly; read it whole with
     ``evaluate(qrels, Run.from_trec(path), ...)``.
 
-    The other arguments (``miss`` among them) are those of :func:`evaluate`;
-    ``score_precision`` and ``max_line_bytes`` (for both files) are those of
-    :meth:`Run.from_trec`.  ``empty=`` is not taken here: every qrels query is
-    scored, a query missing from the run on an empty ranking.
+    The other arguments (``miss`` and ``empty`` among them) are those of
+    :func:`evaluate` (``empty``: a qrels query with no judgment, or missing from
+    the run file); ``score_precision`` and ``max_line_bytes`` (for both files)
+    are those of :meth:`Run.from_trec`.
     """
     return _evaluate_files(
         qrels_path,
@@ -90,6 +94,7 @@ def evaluate_files(
         score_precision=score_precision,
         max_line_bytes=max_line_bytes,
         miss=miss,
+        empty=empty,
     )[0]
 
 
@@ -107,6 +112,7 @@ def _evaluate_files(
     score_precision: str = "f64",
     max_line_bytes: int = MAX_LINE_BYTES,
     miss: str | None = "k+1",
+    empty: str = "zero",
 ) -> tuple[Results, str | None]:
     """`evaluate_files`, also returning the run's tag (first line; for the CLI)."""
     ms = parse_metrics(metrics)
@@ -118,6 +124,7 @@ def _evaluate_files(
     round_f32 = check_score_precision(score_precision)
     max_line = check_max_line(max_line_bytes)
     miss_nan = check_miss(miss)
+    check_empty(empty)
     q = (
         qrels_path
         if isinstance(qrels_path, Qrels)
@@ -143,6 +150,19 @@ def _evaluate_files(
         miss_nan,
     )
     qids = q.query_ids
-    misses = nan_misses(ms, miss_nan)
-    res = Results(ms, qids, values, [qids[i] for i in missing], ignored, level, nan_is_miss=misses)
+    missing = np.asarray(missing, dtype=np.int64)
+    # A query missing from the file is one with nothing retrieved (a run file
+    # has no empty ranking).
+    rows = np.union1d(np.flatnonzero(np.diff(q.offsets) == 0), missing).astype(np.int64)
+    res = Results._with_empty(
+        ms,
+        qids,
+        values,
+        [qids[i] for i in missing],
+        ignored,
+        level,
+        empty,
+        rows,
+        nan_misses(ms, miss_nan),
+    )
     return res, tag

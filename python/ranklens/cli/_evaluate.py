@@ -61,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
         help="order of equal scores: trec_eval's (doc id descending), the file's, or the "
         "expected value over all orders",
     )
+    p.add_argument(
+        "--empty",
+        choices=["zero", "nan", "skip"],
+        default="zero",
+        help="a qrels query with nothing relevant or missing from the run: scored as "
+        "trec_eval scores it (zero), NaN (nan), or NaN and left out of the means (skip)",
+    )
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: cores)")
     p.add_argument(
         "--stream",
@@ -169,6 +176,7 @@ def main(argv: list[str]) -> int:
                     threads=args.threads,
                     chunk_rows=args.chunk_rows,
                     ties=args.ties,
+                    empty=args.empty,
                 )
                 results.append((tag or path, res))
                 continue
@@ -181,6 +189,7 @@ def main(argv: list[str]) -> int:
                 relevance_level=args.relevance_level,
                 threads=args.threads,
                 ties=args.ties,
+                empty=args.empty,
             )
             results.append((run.name or path, res))
     except RanklensInputError as e:
