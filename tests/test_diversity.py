@@ -518,3 +518,13 @@ def test_cli_reads_subtopic_qrels(tmp_path, capsys):
     assert main([str(one), str(run), "-m", "alpha_nDCG@3"]) == 1
     assert "from_subtopics" in capsys.readouterr().err
     assert main([str(one), str(run), "-m", "alpha_nDCG@3", "--subtopics"]) == 0
+
+
+def test_explain_keeps_subtopics():
+    qrels = Qrels.from_subtopics([*EXAMPLE, ("other", "A", "x", 1)])
+    e = ranklens.explain(qrels, REDUNDANT, "q", metrics=["alpha_nDCG@3", "ndcg@3"])
+    # The worked example's value (test_worked_example, derived by hand).
+    ideal = 2 * _d(1) + 1 * _d(2) + 0.5 * _d(3)
+    want = (2 + 0.5 * _d(2) + 1 * _d(3)) / ideal
+    assert e.values["alpha_ndcg@3"] == pytest.approx(want, abs=1e-12)
+    assert e.values["ndcg@3"] == 1.0

@@ -135,7 +135,13 @@ def _subset(qrels: Qrels, run: Run, qid: str) -> tuple[Qrels, Run, list[tuple[fl
             labels={qid: [label for label, _ in groups]},
         )
     else:
-        sub_q = Qrels({qid: qrels[qid]})
+        if qrels.has_subtopics:  # kept for the diversity metrics
+            judged = qrels.subtopics()[qid]
+            sub_q = Qrels.from_subtopics(
+                (qid, s, d, label) for d, subs in judged.items() for s, label in subs.items()
+            )
+        else:
+            sub_q = Qrels({qid: qrels[qid]})
         groups = [(label, [doc]) for doc, label in qrels[qid].items()]
     sub_r = Run({qid: run[qid]} if qid in run else {})
     return sub_q, sub_r, groups
