@@ -53,12 +53,12 @@ pub fn write_run_rows(path: &str, rows: TrecRows<'_>, tag: &str) -> Result<()> {
             "the run tag {tag:?} must be non-empty and contain no whitespace"
         )));
     }
-    write_rows(path, rows, |out, q, d, rank, v| {
+    write_rows(path, rows, |out, q, d, at, v| {
         out.extend_from_slice(q);
         out.extend_from_slice(b" Q0 ");
         out.extend_from_slice(d);
         // Writing to a Vec cannot fail.
-        let _ = write!(out, " {rank} ");
+        let _ = write!(out, " {} ", at.rank);
         push_value(out, v);
         out.push(b' ');
         out.extend_from_slice(tag.as_bytes());
@@ -68,7 +68,7 @@ pub fn write_run_rows(path: &str, rows: TrecRows<'_>, tag: &str) -> Result<()> {
 
 /// [`write_qrels`] from borrowed rows.
 pub fn write_qrels_rows(path: &str, rows: TrecRows<'_>) -> Result<()> {
-    write_rows(path, rows, |out, q, d, _rank, v| {
+    write_rows(path, rows, |out, q, d, _at, v| {
         out.extend_from_slice(q);
         out.extend_from_slice(b" 0 ");
         out.extend_from_slice(d);
@@ -107,14 +107,10 @@ pub fn write_subtopic_qrels_rows(
             )));
         }
     }
-    // `write_rows` visits the rows in storage order (offsets start at 0 and
-    // are contiguous, `check_rows`), so the n-th line is row n.
-    let mut row = 0usize;
-    write_rows(path, rows, |out, q, d, _rank, v| {
+    write_rows(path, rows, |out, q, d, at, v| {
         let s = subtopic_ids
-            .get(row)
+            .get(at.row)
             .map_or(&b""[..], |&s| subtopics.get(s as usize));
-        row += 1;
         out.extend_from_slice(q);
         out.push(b' ');
         out.extend_from_slice(s);
@@ -174,12 +170,20 @@ pub(super) fn push_value(out: &mut Vec<u8>, v: f64) {
     };
 }
 
-/// Format rows into a buffer, `line(out, qid, doc, rank, value)` appending one
+/// Where a line's row stands: its rank in its query (from 1) and its index
+/// among all rows.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct At {
+    pub rank: usize,
+    pub row: usize,
+}
+
+/// Format rows into a buffer, `line(out, qid, doc, at, value)` appending one
 /// line, and write the buffer out in blocks.
 pub(super) fn write_rows(
     path: &str,
     rows: TrecRows<'_>,
-    mut line: impl FnMut(&mut Vec<u8>, &[u8], &[u8], usize, f64),
+    mut line: impl FnMut(&mut Vec<u8>, &[u8], &[u8], At, f64),
 ) -> Result<()> {
     check_rows(&rows)?;
     let mut body = |w: &mut dyn Write| -> io::Result<()> {
@@ -189,7 +193,11 @@ pub(super) fn write_rows(
             let (a, b) = (span[0] as usize, span[1] as usize);
             let ranked = rows.doc_ids[a..b].iter().zip(&rows.values[a..b]);
             for (k, (&d, &v)) in ranked.enumerate() {
-                line(&mut out, q, rows.docs.get(d as usize), k + 1, v);
+                let at = At {
+                    rank: k + 1,
+                    row: a + k,
+                };
+                line(&mut out, q, rows.docs.get(d as usize), at, v);
                 if out.len() >= BLOCK {
                     w.write_all(&out)?;
                     out.clear();
