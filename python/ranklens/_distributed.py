@@ -50,8 +50,7 @@ from ranklens._checks import (
     positive_int,
 )
 from ranklens._data import Qrels, Run, as_qrels
-from ranklens._names import Metric, parse_metrics
-from ranklens._names._families import FAMILIES
+from ranklens._names import Metric, needs_subtopics, parse_metrics
 from ranklens._results import Results
 from ranklens.errors import RanklensInputError, UnknownMetricError
 
@@ -216,10 +215,6 @@ def make_plan(
     # Fails early on bad options (subtopic qrels: every family accepts them).
     _native(plan, Qrels.from_subtopics([("q", "0", "d", 1)]), _empty_run())
     return plan
-
-
-def _needs_subtopics(metrics: Sequence[Metric]) -> bool:
-    return any(FAMILIES[m.family].subtopics for m in metrics)
 
 
 def _native(plan: Plan, qrels: Qrels, run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -584,7 +579,7 @@ def joined_plan(
     if rows <= limit:
         return None
     plan = make_plan(metrics, max_label=max_label, **options)
-    if _needs_subtopics(plan.metrics):
+    if needs_subtopics(plan.metrics):
         # Rows of a frame carry one label, no subtopic.
         raise UnknownMetricError(
             "the diversity metrics need subtopic judgments: pass the qrels as a "
@@ -600,7 +595,7 @@ def broadcast_plan(
     broadcast qrels, and the plan (``err``'s gmax from their largest label)."""
     shared = SharedQrels(as_qrels_object(qrels, columns))
     plan = make_plan(metrics, max_label=max_label_of(shared.qrels), **options)
-    if _needs_subtopics(plan.metrics):
+    if needs_subtopics(plan.metrics):
         # Qrels without subtopic judgments fail here, before any job.
         _native(plan, shared.subset(np.zeros(1, np.int64)), _empty_run())
     return shared, plan

@@ -136,7 +136,8 @@ def _subset(qrels: Qrels, run: Run, qid: str) -> tuple[Qrels, Run, list[tuple[fl
         )
     else:
         if qrels.has_subtopics:  # kept for the diversity metrics
-            judged = qrels.subtopics()[qid]
+            i = qrels._index(qid)
+            judged = qrels._query_subtopics(i) if i is not None else {}
             sub_q = Qrels.from_subtopics(
                 (qid, s, d, label) for d, subs in judged.items() for s, label in subs.items()
             )

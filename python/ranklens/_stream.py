@@ -153,7 +153,11 @@ def _evaluate_files(
     missing = np.asarray(missing, dtype=np.int64)
     # A query missing from the file is one with nothing retrieved (a run file
     # has no empty ranking).
-    rows = np.union1d(np.flatnonzero(np.diff(q.offsets) == 0), missing).astype(np.int64)
+    rows = (
+        np.union1d(np.flatnonzero(np.diff(q.offsets) == 0), missing).astype(np.int64)
+        if empty != "zero"
+        else np.empty(0, dtype=np.int64)
+    )
     res = Results._with_empty(
         ms,
         qids,

@@ -202,19 +202,25 @@ class Qrels(Side):
                 q: {d: {str(g): label} for g, (label, docs) in enumerate(gs) for d in docs}
                 for q, gs in self.groups().items()
             }
-        sub_off, sub_ids, sub_labels = (a.tolist() for a in self._subtopics)
-        names = self._subtopic_names or []
+        return {q: self._query_subtopics(i) for i, q in enumerate(self.query_ids)}
+
+    def _query_subtopics(self, i: int) -> dict[str, dict[str, float]]:
+        """Query ``i``'s subtopic judgments: ``{doc_id: {subtopic: label}}``."""
+        if self._subtopics is None:
+            return {}
+        sub_off, sub_ids, sub_labels = self._subtopics
+        names = (self._subtopic_names or [])[i]
         vocab = self.doc_vocabulary
-        offsets = self._offsets.tolist()
-        docs = self._doc_ids.tolist()
-        out: dict[str, dict[str, dict[str, float]]] = {}
-        for i, q in enumerate(self.query_ids):
-            out[q] = {
-                vocab[docs[j]]: {
-                    names[i][sub_ids[t]]: sub_labels[t] for t in range(sub_off[j], sub_off[j + 1])
-                }
-                for j in range(offsets[i], offsets[i + 1])
-            }
+        a, b = int(self._offsets[i]), int(self._offsets[i + 1])
+        # The query's slices as lists once (not a numpy slice a document).
+        bounds = sub_off[a : b + 1].tolist()
+        first = bounds[0]
+        ids = sub_ids[first : bounds[-1]].tolist()
+        labels = sub_labels[first : bounds[-1]].tolist()
+        out: dict[str, dict[str, float]] = {}
+        for n, d in enumerate(self._doc_ids[a:b].tolist()):
+            judged = range(bounds[n] - first, bounds[n + 1] - first)
+            out[vocab[d]] = {names[ids[t]]: labels[t] for t in judged}
         return out
 
     @property
@@ -440,10 +446,11 @@ def _subtopic_lines(
     (bytes, offsets) with one index per row."""
     sub_off, local, sub_labels = subtopics
     q_bytes, q_off, offsets, d_bytes, d_off, doc_ids, _, extra = arrays
+    line_off = sub_off[offsets]  # each query's first line
     rows = (
         q_bytes,
         q_off,
-        sub_off[offsets],
+        line_off,
         d_bytes,
         d_off,
         np.repeat(doc_ids, np.diff(sub_off)),
@@ -452,7 +459,7 @@ def _subtopic_lines(
     )
     index: dict[str, int] = {}
     ids = np.empty(len(local), dtype=np.uint32)
-    starts = sub_off[offsets].tolist()
+    starts = line_off.tolist()
     for i, query_names in enumerate(names):
         table = np.array([index.setdefault(n, len(index)) for n in query_names], np.uint32)
         a, b = starts[i], starts[i + 1]

@@ -32,7 +32,15 @@ from ranklens._names._families import (
 from ranklens._names._gains import gain_key  # gains and beyond
 from ranklens.errors import UnknownMetricError
 
-__all__ = ["FAMILIES", "Metric", "nan_misses", "native_specs", "parse_metric", "parse_metrics"]
+__all__ = [
+    "FAMILIES",
+    "Metric",
+    "nan_misses",
+    "native_specs",
+    "needs_subtopics",
+    "parse_metric",
+    "parse_metrics",
+]
 
 # The largest cutoff: what the core's 64-bit sizes take (a larger int failed
 # with a bare OverflowError on its way to Rust).
@@ -181,6 +189,11 @@ def _parse_params(text: str, params: str) -> tuple[float | None, tuple[tuple[str
 def native_specs(metrics: Sequence[Metric]) -> list[tuple[str, int | None, float | None, list]]:
     """The metrics as the native module takes them: (family, k, rel, params)."""
     return [(m.family, m.k, m.rel, list(m.params)) for m in metrics]
+
+
+def needs_subtopics(metrics: Iterable[Metric]) -> bool:
+    """Whether a metric is a diversity metric (it needs subtopic judgments)."""
+    return any(FAMILIES[m.family].subtopics for m in metrics)
 
 
 def nan_misses(metrics: Sequence[Metric], miss_nan: bool) -> frozenset[str]:

@@ -13,8 +13,7 @@ import sys
 from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
-from ranklens._names import parse_metrics
-from ranklens._names._families import FAMILIES
+from ranklens._names import needs_subtopics, parse_metrics
 from ranklens._results import Results
 from ranklens._stream import _evaluate_files
 from ranklens.cli._options import add_metric_option
@@ -160,7 +159,7 @@ def main(argv: list[str]) -> int:
             with reading(args.qrels, "qrels"):
                 qrels = Qrels.from_trec(args.qrels, subtopics=args.subtopics)
         except RanklensInputError as e:
-            if args.subtopics or not any(FAMILIES[m.family].subtopics for m in metrics):
+            if args.subtopics or not needs_subtopics(metrics):
                 raise
             # A diversity qrels file read as plain qrels fails on its repeated
             # (query, document) pairs: say which option reads it.
