@@ -130,3 +130,19 @@ def test_empty_policy(capsys, tmp_path, stream):
         capsys, QRELS, str(run), "-m", "map", "--empty", "nan", "--format", "json", *extra
     )
     assert code == 0 and json.loads(out)[0]["aggregate"]["map"] is None  # NaN as null
+
+
+@pytest.mark.parametrize("argv", [[], ["trec_eval"]])
+def test_warning_is_one_line_in_command_line_terms(capsys, argv):
+    # examples/qrels.txt's largest label is 1: at -l 3 every binary metric counts
+    # nothing, which the library warns about with its Python argument's spelling.
+    prog = " ".join(["ranklens", *argv])
+    code, out, err = run_cli(capsys, *argv, "-l", "3", "-m", "map", QRELS, RUN)
+    assert code == 0 and out
+    assert err.splitlines() == [
+        f"{prog}: warning: no ground-truth label reaches relevance level 3 (the largest is "
+        "1), so the binary metrics (map) count nothing as relevant; pass -l positive to "
+        "count every label > 0 as relevant, or a level the labels reach"
+    ]
+    code, out, err = run_cli(capsys, *argv, "-l", "positive", "-m", "map", QRELS, RUN)
+    assert code == 0 and out and err == ""

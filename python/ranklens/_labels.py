@@ -16,7 +16,11 @@ from collections.abc import Sequence
 from ranklens._names import FAMILIES, Metric
 from ranklens.errors import RanklensWarning
 
-__all__ = ["checked_level", "warn_text", "warn_unreached"]
+__all__ = ["checked_level", "for_command_line", "warn_text", "warn_unreached"]
+
+# The hint's Python spelling, and the command line's (`-l`, both CLIs).
+_PY_HINT = "pass relevance_level='positive'"
+_CLI_HINT = "pass -l positive"
 
 
 def checked_level(metrics: Sequence[Metric], level: float) -> float:
@@ -34,9 +38,14 @@ def warn_text(metrics: Sequence[Metric], level: float) -> str:
     return (
         f"no ground-truth label reaches relevance_level={level:g} (the largest is "
         f"{{largest}}), so the binary metrics ({names}) count nothing as relevant; "
-        "pass relevance_level='positive' to count every label > 0 as relevant, or a "
-        "level the labels reach"
+        f"{_PY_HINT} to count every label > 0 as relevant, or a level the labels reach"
     )
+
+
+def for_command_line(text: str) -> str:
+    """A warning's text with the Python argument it suggests spelled as the
+    command line's option (``-l positive``)."""
+    return text.replace(_PY_HINT, _CLI_HINT).replace("relevance_level=", "relevance level ")
 
 
 def warn_unreached(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 __all__ = ["main", "trec_eval_main"]
@@ -54,11 +55,15 @@ def trec_eval_main() -> None:
 def _guarded(prog: str, run: Callable[[], int]) -> int:
     """``run()``'s exit status, with the failures no command handles itself
     reported in one line on stderr, never a traceback: output that cannot be
-    written (``/dev/full``, a closed pipe or stdout: 1) and Ctrl-C (130)."""
+    written (``/dev/full``, a closed pipe or stdout: 1) and Ctrl-C (130).  A
+    warning is one line too, ``PROG: warning: ...``, in the command line's
+    terms (no Python source line)."""
     try:
         if sys.stdout is None:
             raise OSError("standard output is closed")
-        status = run()
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(prog)
+            status = run()
         sys.stdout.flush()
         return status
     except KeyboardInterrupt:
@@ -75,3 +80,13 @@ def _guarded(prog: str, run: Callable[[], int]) -> int:
             except (OSError, ValueError):
                 pass
         return 1
+
+
+def _one_line_warning(prog: str) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints ``PROG: warning: TEXT``."""
+    from ranklens._labels import for_command_line
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        print(f"{prog}: warning: {for_command_line(str(message))}", file=sys.stderr)
+
+    return show

@@ -30,6 +30,7 @@ from ranklens._checks import level_text
 from ranklens._gate import CORRECTIONS, MODES, load_config
 from ranklens._gate._config import ConfigError
 from ranklens._gate._gate import check_budgets, check_cutoffs, check_settings, gate
+from ranklens._labels import for_command_line
 from ranklens.cli._options import add_metric_option
 from ranklens.errors import RanklensInputError, RanklensWarning
 
@@ -244,7 +245,7 @@ def main(argv: list[str]) -> int:
         return BAD_INPUT
     for w in caught:
         if issubclass(w.category, RanklensWarning):
-            print(f"{_PROG}: warning: {w.message}", file=sys.stderr)
+            print(f"{_PROG}: warning: {for_command_line(str(w.message))}", file=sys.stderr)
     sys.stdout.write(report + "\n")
     return PASS if result.passed else FAIL
 
