@@ -146,3 +146,26 @@ def test_warning_is_one_line_in_command_line_terms(capsys, argv):
     ]
     code, out, err = run_cli(capsys, *argv, "-l", "positive", "-m", "map", QRELS, RUN)
     assert code == 0 and out and err == ""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_miss_policy(capsys, tmp_path, stream):
+    # q1's relevant d1 is at rank 2; q2's relevant d9 is not retrieved.  At k=3,
+    # --miss k+1 scores q2 as 4 (mean (2 + 4) / 2 = 3), --miss nan as NaN (mean
+    # over the hit: 2).
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq2 0 d9 1\n")
+    run.write_text(
+        "q1 Q0 d0 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d2 3 1 t\nq2 Q0 d7 1 3 t\nq2 Q0 d8 2 2 t\n"
+    )
+    extra = ["--stream"] if stream else []
+    for miss, mean, q2 in [("k+1", 3.0, 4.0), ("nan", 2.0, None)]:
+        code, out, _ = run_cli(
+            capsys, str(qrels), str(run), "-m", "mean_rank@3", "--miss", miss,
+            "-q", "--format", "json", *extra,
+        )  # fmt: skip
+        assert code == 0
+        doc = json.loads(out)[0]
+        (name,) = doc["aggregate"]
+        assert doc["aggregate"][name] == mean
+        assert doc["per_query"][name] == {"q1": 2.0, "q2": q2}

@@ -1,13 +1,13 @@
 """The ``ranklens`` command line: TREC files in, a table out.
 
     ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|csv|json|jsonl]
-             [--ties trec|input|expected] [--stream]
-
-A progress bar is shown on stderr while a large file loads, when stderr is a
-terminal. [--stream]
+             [--ties trec|input|expected] [--empty zero|nan|skip] [--miss k+1|nan] [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
     ranklens gate QRELS BASELINE CANDIDATE -m ndcg@10 --max-drop ndcg@10=0.01 [--mode strict]
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
+
+A progress bar is shown on stderr while a large file loads, when stderr is a
+terminal; a warning is one line on stderr, ``ranklens: warning: ...``.
 
 Exit status: 0 on success, 2 on a usage error (a bad option or metric), 1 on
 bad data (one line on stderr naming the file and line; nothing on stdout) or on

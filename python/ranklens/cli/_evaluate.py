@@ -67,6 +67,14 @@ def _parser() -> argparse.ArgumentParser:
         help="a qrels query with nothing relevant or missing from the run: scored as "
         "trec_eval scores it (zero), NaN (nan), or NaN and left out of the means (skip)",
     )
+    p.add_argument(
+        "--miss",
+        choices=["k+1", "nan"],
+        default="k+1",
+        help="first_rel_rank (mean_rank) of a query with no relevant document in the top "
+        "k: k + 1 (the ranking's length + 1 without a cutoff), or NaN, its mean then "
+        "taken over the queries with a hit",
+    )
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: cores)")
     p.add_argument(
         "--stream",
@@ -165,6 +173,7 @@ def main(argv: list[str]) -> int:
             # (query, document) pairs: say which option reads it.
             raise type(e)(f"{e} (a diversity qrels file? pass --subtopics)") from None
         results = []
+        miss = None if args.miss == "nan" else "k+1"
         for path in args.runs:
             if args.stream:
                 res, tag = _evaluate_files(
@@ -176,6 +185,7 @@ def main(argv: list[str]) -> int:
                     chunk_rows=args.chunk_rows,
                     ties=args.ties,
                     empty=args.empty,
+                    miss=miss,
                 )
                 results.append((tag or path, res))
                 continue
@@ -189,6 +199,7 @@ def main(argv: list[str]) -> int:
                 threads=args.threads,
                 ties=args.ties,
                 empty=args.empty,
+                miss=miss,
             )
             results.append((run.name or path, res))
     except RanklensInputError as e:
