@@ -317,9 +317,8 @@ def test_all_negative_query():
     assert got[("2", "P@2")] == 0.5 and got[("2", "nDCG")] == 1.0
 
 
-def test_dataframe_inputs():
+def _frames(qrels: dict, run: dict):
     pd = pytest.importorskip("pandas")
-    qrels, run = CASES[1]
     qrels_df = pd.DataFrame(
         [(q, d, v) for q, docs in qrels.items() for d, v in docs.items()],
         columns=["query_id", "doc_id", "relevance"],
@@ -328,9 +327,59 @@ def test_dataframe_inputs():
         [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
         columns=["query_id", "doc_id", "score"],
     )
+    return qrels_df, run_df
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_dataframe_inputs(monkeypatch, case):
+    # PyTerrier hands ir_measures pandas frames: they are read by columns (never
+    # converted row by row to dicts), with the same values, bit for bit, as the dicts.
+    qrels, run = CASES[case]
+    measures = PYTREC + TIES_ASCENDING
     provider = rl.RanklensProvider()
-    want = per_query(provider, PYTREC, qrels, run)
-    assert_close(per_query(provider, PYTREC, qrels_df, run_df), want, TOL)
+    want = per_query(provider, measures, qrels, run)
+    want_agg = provider.calc_aggregate(measures, qrels, run)
+    qrels_df, run_df = _frames(qrels, run)
+
+    def refused(self):
+        raise AssertionError("a frame converted row by row")
+
+    monkeypatch.setattr(ir_measures.util.QrelsConverter, "as_dict_of_dict", refused)
+    monkeypatch.setattr(ir_measures.util.RunConverter, "as_dict_of_dict", refused)
+    assert per_query(provider, measures, qrels_df, run_df) == want
+    assert provider.calc_aggregate(measures, qrels_df, run_df) == want_agg
+
+
+def test_dataframe_listing_a_document_twice_keeps_the_last_row_as_ir_measures():
+    # ranklens refuses a document listed twice; ir_measures' conversion keeps the
+    # last row, and so does the provider on such a frame (it hands it to that
+    # conversion).  Query 1: a is relevant; run rows a 1.0, b 2.0, then a 3.0: a
+    # ranks first, P@1 = 1 (the first row alone would rank b first: 0).
+    pd = pytest.importorskip("pandas")
+    qrels_df = pd.DataFrame(
+        [("1", "a", 1), ("1", "b", 0), ("1", "b", 0)], columns=["query_id", "doc_id", "relevance"]
+    )
+    run_df = pd.DataFrame(
+        [("1", "a", 1.0), ("1", "b", 2.0), ("1", "a", 3.0)], columns=["query_id", "doc_id", "score"]
+    )
+    got = per_query(rl.RanklensProvider(), [P @ 1, NumRet], qrels_df, run_df)
+    assert got == {("1", "P@1"): 1.0, ("1", "NumRet"): 2.0}
+    assert got == per_query(REFERENCE, [P @ 1, NumRet], qrels_df, run_df)
+
+
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_calc_aggregate_is_the_base_classes(case):
+    # RanklensEvaluator.calc_aggregate feeds each measure's aggregator the values
+    # iter_calc yields, in its order, without a Metric each: the same bits.
+    # Measures asked twice (NumQ, NumRel, which are also summed, not averaged) and
+    # a qrels query missing from the run (its DEFAULT) included.
+    qrels, run = CASES[case]
+    measures = [*PYTREC, *TIES_ASCENDING, P @ 5, NumQ, NumRel]
+    evaluator = rl.RanklensProvider().evaluator(measures, qrels)
+    base = ir_measures.providers.Evaluator.calc_aggregate(evaluator, run)
+    got = evaluator.calc_aggregate(run)
+    assert got == base and list(got) == list(base)
+    assert "5" in qrels and "5" not in run
 
 
 # ---------------------------------------------------------------------------

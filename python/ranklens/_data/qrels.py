@@ -10,7 +10,7 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._checks import MAX_LINE_BYTES, check_max_line, check_path
-from ranklens._data._side import PathLike, Side, column_names
+from ranklens._data._side import ARRAYS, PathLike, Side, column_names
 from ranklens._io._common import DOC, QUERY
 from ranklens.errors import RanklensInputError
 
@@ -48,6 +48,13 @@ class Qrels(Side):
         obj = cls.__new__(cls)
         Side.__init__(obj, arrays)
         return obj
+
+    def _with_labels(self, labels: np.ndarray) -> Qrels:
+        """The same judgments with ``labels`` (float64, one per judgment, in storage
+        order) in place of the labels; subtopic judgments are not carried over."""
+        arrays = list(self.arrays)
+        arrays[ARRAYS.index("values")] = labels
+        return Qrels._from_arrays(tuple(arrays))
 
     @classmethod
     def from_trec(

@@ -450,9 +450,7 @@ def _truncate_labels(qrels: Qrels, path: str) -> Qrels:
         f"(e.g. {example!r} -> {int(example)}); ranklens.evaluate keeps them exact",
         stacklevel=2,
     )
-    arrays = list(qrels.arrays)
-    arrays[6] = np.trunc(values) + 0.0  # -0.0 -> 0.0
-    return Qrels._from_arrays(tuple(arrays))
+    return qrels._with_labels(np.trunc(values) + 0.0)  # -0.0 -> 0.0
 
 
 # ---------------------------------------------------------------------------
