@@ -211,15 +211,23 @@ class Scorer(_ranklens.RowScorer):
         threads: int | None = None,
     ) -> BatchScores:
         """Score many rows: ``retrieved_lists[i]`` against ``relevant_lists[i]``."""
-        _num_rows(retrieved_lists, "retrieved_lists")
-        _num_rows(relevant_lists, "relevant_lists")
-        values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
-        skipped = np.flatnonzero(empty) if self.empty == "skip" else ()
+        values, skipped = self._values(retrieved_lists, relevant_lists, threads)
         return BatchScores(
             ((m.name, values[:, j].copy()) for j, m in enumerate(self.metrics)),
             skipped,
             nan_misses(self.metrics, self.miss is None),
         )
+
+    def _values(
+        self, retrieved_lists: Sequence[Any], relevant_lists: Sequence[Any], threads: Any
+    ) -> tuple[np.ndarray, Any]:
+        """The batch as a rows x metrics float64 array, and the rows ``empty="skip"``
+        left out (NaN in the array)."""
+        _num_rows(retrieved_lists, "retrieved_lists")
+        _num_rows(relevant_lists, "relevant_lists")
+        values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
+        skipped = np.flatnonzero(empty) if self.empty == "skip" else ()
+        return values, skipped
 
     def __repr__(self) -> str:
         return f"Scorer([{', '.join(repr(m.name) for m in self.metrics)}])"
@@ -479,21 +487,23 @@ def score_frame(
         )
         skipped: Any = ()
     elif semantics == "trec":
-        res = score_batch(
-            _column_values(df, retrieved_col),
-            _column_values(df, relevant_col),
+        # The Scorer is cached as for `score`: a frame scored per batch of a
+        # pipeline parses its metric names once.
+        scorer = _cached_scorer(
             ("precision", "recall", "mrr", "ndcg") if metrics is None else metrics,
-            k=k,
-            relevance_level=relevance_level,
-            empty=empty,
-            duplicates=duplicates,
-            miss=miss,
-            ties=ties,
-            judged_only=judged_only,
-            max_docs=max_docs,
-            threads=threads,
+            k,
+            relevance_level,
+            empty,
+            duplicates,
+            miss,
+            ties,
+            judged_only,
+            max_docs,
         )
-        out, skipped = dict(res), res.skipped
+        values, skipped = scorer._values(
+            _column_values(df, retrieved_col), _column_values(df, relevant_col), threads
+        )
+        out = {m.name: values[:, j] for j, m in enumerate(scorer.metrics)}
     else:
         raise RanklensInputError(f"semantics must be 'trec' or 'autorag', got {semantics!r}")
     module = type(df).__module__.split(".")[0]
@@ -504,7 +514,11 @@ def score_frame(
     import pandas as pd
 
     index = getattr(df, "index", None)
-    frame = pd.DataFrame(out, index=index)
+    if semantics == "trec":
+        # One 2-D block from the scorer's own array (no copy, no stacking).
+        frame = pd.DataFrame(values, index=index, columns=list(out), copy=False)
+    else:
+        frame = pd.DataFrame(out, index=index)
     if len(skipped):
         frame.attrs["skipped"] = list(frame.index[np.asarray(skipped)])
     return frame
