@@ -391,6 +391,11 @@ struct Scratch {
     rel: Vec<i64>,
     /// `(rank, label)` of the positive cells (`sparse`).
     pairs: Vec<(u32, f64)>,
+    /// The ranks of the positive cells, a bit each, all clear between rows
+    /// (`sparse`, AVX-512).
+    bitmap: Vec<u64>,
+    /// The label at each rank of `bitmap`'s set bits (`sparse`, AVX-512).
+    slots: Vec<f64>,
 }
 
 /// Build the shared running sums from this many metrics on.

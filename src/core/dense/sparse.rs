@@ -41,6 +41,12 @@ use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
 use crate::core::metrics::query::discount;
 use crate::core::metrics::{Family, MetricSpec};
 
+// The AVX-512 intrinsics are stable from Rust 1.89 (`build.rs`), past the
+// crate's `rust-version`: older compilers build without this module.
+#[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+#[allow(clippy::incompatible_msrv)]
+mod avx512;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Ndcg,
@@ -63,31 +69,58 @@ pub(super) struct Metric {
 }
 
 /// The instructions the row loops are compiled for, chosen once per call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Ordered: each set's CPUs run the ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Simd {
     /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
     Portable,
     /// AVX2 (x86-64), detected at run time.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
+    /// AVX-512 F, BW, DQ and VL (x86-64), detected at run time.
+    #[cfg_attr(not(all(target_arch = "x86_64", ranklens_avx512)), allow(dead_code))]
+    Avx512,
 }
 
 impl Simd {
-    /// AVX2 when the CPU has it, unless `RANKLENS_SIMD=portable` is set (the
-    /// tests run both ways: same values, bit for bit).
-    fn detect() -> Simd {
-        if std::env::var_os("RANKLENS_SIMD").is_some_and(|v| v == "portable") {
-            return Simd::Portable;
-        }
-        #[cfg(test)]
-        if super::tests::PORTABLE.with(|p| p.get()) {
-            return Simd::Portable;
-        }
+    /// The instruction sets this CPU runs, the baseline first.
+    pub(super) fn available() -> Vec<Simd> {
+        let mut out = vec![Simd::Portable];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Simd::Avx2;
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                out.push(Simd::Avx2);
+            }
+            #[cfg(ranklens_avx512)]
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("bmi2")
+            {
+                out.push(Simd::Avx512);
+            }
         }
-        Simd::Portable
+        out
+    }
+
+    /// The best set the CPU runs, at most `RANKLENS_SIMD`'s (`portable`,
+    /// `avx2`; the tests run every set the CPU has: same values, bit for bit).
+    fn detect() -> Simd {
+        let cap = match std::env::var_os("RANKLENS_SIMD") {
+            Some(v) if v == "portable" => Simd::Portable,
+            Some(v) if v == "avx2" => Simd::Avx2,
+            _ => Simd::Avx512,
+        };
+        #[cfg(test)]
+        let cap = cap.min(super::tests::SIMD.with(|c| c.get()));
+        Simd::available()
+            .into_iter()
+            .filter(|&s| s <= cap)
+            .max()
+            .unwrap_or(Simd::Portable)
     }
 }
 
@@ -261,6 +294,12 @@ pub(super) fn row(
     out: &mut [f64],
 ) -> Option<bool> {
     match plan.simd {
+        #[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+        Simd::Avx512 => {
+            // SAFETY: `Simd::Avx512` is chosen only when the CPU has the
+            // features `avx512::row` needs (`Simd::available`).
+            unsafe { avx512::row(s, scores, labels, valid, i, plan, level, empty, out) }
+        }
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 => {
             // SAFETY: `Simd::Avx2` is chosen only when the CPU has AVX2
