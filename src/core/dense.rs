@@ -451,12 +451,7 @@ fn dense_path(
     } else {
         sparse::plan(&metrics, level, ties, valid)
     };
-    run_rows(rows, metrics.len(), |s, i, out| {
-        if let Some(fast) = &fast {
-            if let Some(empty) = sparse::row(s, scores, labels, valid, i, fast, level, empty, out) {
-                return Ok(empty);
-            }
-        }
+    let general = |s: &mut Scratch, i: usize, out: &mut [f64]| {
         if let (Numbers::F32(m), DenseTies::First, false) =
             (scores, ties, matches!(valid, Valid::Mask(_)))
         {
@@ -472,7 +467,20 @@ fn dense_path(
         rank_row(s, ties);
         score_row(s, &metrics, level, ties, out);
         Ok(false)
-    })
+    };
+    let nm = metrics.len();
+    match &fast {
+        Some(fast) if nm > 0 => run_blocks(rows, nm, |s, i0, out, flags| {
+            let done = sparse::rows(s, scores, labels, valid, i0, fast, level, empty, out, flags);
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if done >> r & 1 == 0 {
+                    *f = general(s, i0 + r, o)?;
+                }
+            }
+            Ok(())
+        }),
+        _ => run_rows(rows, nm, general),
+    }
 }
 
 /// Row `i` of float32 scores, `DenseTies::First`, no mask: the scores are
@@ -666,6 +674,28 @@ fn run_rows(
             *flag = row(s, i, out)?;
             Ok::<(), Error>(())
         })?;
+    Ok(DenseEvaluation {
+        values,
+        empty: flags,
+    })
+}
+
+/// [`run_rows`] by blocks of [`sparse::BLOCK`] rows (`nm > 0`):
+/// `block(scratch, i0, out, flags)` writes the values and empty flags of rows
+/// `i0..i0 + flags.len()`.
+fn run_blocks(
+    rows: usize,
+    nm: usize,
+    block: impl Fn(&mut Scratch, usize, &mut [f64], &mut [bool]) -> Result<()> + Sync,
+) -> Result<DenseEvaluation> {
+    let mut values = vec![0.0; rows * nm];
+    let mut flags = vec![false; rows];
+    let b = sparse::BLOCK;
+    values
+        .par_chunks_mut((b * nm).max(1))
+        .zip(flags.par_chunks_mut(b))
+        .enumerate()
+        .try_for_each_init(Scratch::default, |s, (c, (out, fl))| block(s, c * b, out, fl))?;
     Ok(DenseEvaluation {
         values,
         empty: flags,

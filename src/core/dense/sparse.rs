@@ -310,6 +310,52 @@ pub(super) fn row(
     }
 }
 
+/// Rows a block of [`rows`] holds (a bit each in its result).
+pub(super) const BLOCK: usize = 64;
+
+/// Rows `i0..i0 + flags.len()` (at most [`BLOCK`]) through the fast path,
+/// `out` their values (a row's metrics after another): a bit set in the
+/// result for each row done (`flags` written, as [`row`]'s `Some`), the others
+/// left to the general path.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rows(
+    s: &mut Scratch,
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    i0: usize,
+    plan: &Plan,
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+    flags: &mut [bool],
+) -> u64 {
+    let flags = match flags.get_mut(..BLOCK) {
+        Some(f) => f,
+        None => flags,
+    };
+    match plan.simd {
+        #[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+        Simd::Avx512 => {
+            // SAFETY: `Simd::Avx512` is chosen only when the CPU has the
+            // features `avx512::rows` needs (`Simd::available`); at most 64
+            // rows.
+            unsafe { avx512::rows(s, scores, labels, valid, i0, plan, level, empty, out, flags) }
+        }
+        _ => {
+            let nm = plan.metrics.len().max(1);
+            let mut done = 0u64;
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if let Some(e) = row(s, scores, labels, valid, i0 + r, plan, level, empty, o) {
+                    *f = e;
+                    done |= 1 << r;
+                }
+            }
+            done
+        }
+    }
+}
+
 /// [`row_in`] compiled for AVX2: the same code, its loops 8 float32 lanes
 /// wide.  Callers must check that the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
