@@ -28,13 +28,17 @@
 //! Instruction sets: the row ([`row_in`]) is compiled twice, for the target's
 //! baseline (SSE2 on x86-64, what the wheels target; NEON on aarch64) and,
 //! on x86-64, inside an AVX2 `#[target_feature]` function called when the CPU
-//! has AVX2 (detected once per call; `RANKLENS_SIMD=portable` forces the
-//! baseline).  The same Rust code, so the same operations in the same order:
+//! has AVX2.  The same Rust code, so the same operations in the same order:
 //! integer counts and the metrics' scalar float arithmetic (Rust never fuses
-//! a multiply and an add unasked), the same values bit for bit (tested both
-//! ways: `dense/tests.rs`, `tests/test_dense.py`).  AVX2 doubles the lanes of
-//! the label scan and the rank counts: 25.4 -> 19.1 ms CPU on 100k rows
-//! (figures and what did not pay: the note at the top of `dense.rs`).
+//! a multiply and an add unasked), the same values bit for bit.  AVX2 doubles
+//! the lanes of the label scan and the rank counts: 25.4 -> 19.1 ms CPU on
+//! 100k rows.  With AVX-512 (F, BW, DQ, VL) a third variant, its own code
+//! (`sparse/avx512.rs`), takes contiguous float32 score rows by blocks of
+//! [`BLOCK`] rows: 19.1 -> 16.1 ms.  The best set the CPU has is detected
+//! once per call; `RANKLENS_SIMD=avx2` caps it at AVX2, `portable` at the
+//! baseline, and the tests run every set the CPU has (`dense/tests.rs`,
+//! `tests/test_dense.py`).  Figures and what did not pay: the note at the top
+//! of `dense.rs`.
 
 use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};

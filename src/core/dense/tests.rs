@@ -648,6 +648,51 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Many rows: the sparse path's blocks of `sparse::BLOCK` rows, rows it
+    /// leaves to the general path (many positive labels) among them, and
+    /// `lengths=`, with every instruction set the CPU runs: the general path's
+    /// values bit for bit.
+    #[test]
+    fn sparse_blocks_equal_general_bit_for_bit(
+        rows in 60usize..200,
+        cols in prop_oneof![1usize..20, 60usize..80],
+        seed in any::<u64>(),
+        lengths in any::<bool>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let n = rows * cols;
+        let s32: Vec<f32> = (0..n).map(|_| (next() % 16) as f32 / 4.0).collect();
+        // One row in five with many labels (the general path), the others few.
+        let li: Vec<i64> = (0..n)
+            .map(|c| {
+                let r = next();
+                let dense = (c / cols) % 5 == 0;
+                if r % 100 < if dense { 60 } else { 6 } { 1 + (r >> 32) as i64 % 3 } else { 0 }
+            })
+            .collect();
+        let lens: Vec<i64> = (0..rows).map(|_| (next() % (cols as u64 + 1)) as i64).collect();
+        let sc = Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap());
+        let lb = Numbers::I64(Matrix::contiguous(&li, rows, cols).unwrap());
+        let valid = if lengths { Valid::Lengths(&lens) } else { Valid::All };
+        let m = sparse_metrics(false);
+        let general = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, true);
+        for simd in sparse::Simd::available() {
+            SIMD.with(|c| c.set(simd));
+            let fast = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, false);
+            SIMD.with(|c| c.set(sparse::Simd::Avx512));
+            prop_assert!(bitwise_equal(&fast, &general), "{simd:?}");
+        }
+    }
+}
+
 #[test]
 fn sparse_path_applies_only_where_its_rules_hold() {
     let m = sparse_metrics(false);

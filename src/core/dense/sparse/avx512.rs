@@ -4,13 +4,18 @@
 //! ([`super::row_in`]) compiled for AVX-512.
 //!
 //! Why written out rather than left to the compiler: AVX-512 compares write
-//! mask registers, so the label scan is a compare per 8 (int64) to 64 (int8)
-//! labels straight into the bits of the positive cells, the NaN scan an
-//! unordered compare per 16 scores, and a rank count two compares and two
-//! popcounts per 16 scores; the placing of the `(rank, label)` pairs needs no
-//! sort: the ranks are distinct, so each label goes to slot `rank` and its bit
-//! is set in a bitmap of the row's ranks, whose set bits, walked in order, give
-//! the pairs in rank order.
+//! mask registers, so the label scan is a compare per 8 (int64, float64) to
+//! 64 (int8) labels, the positive ones compacted without a branch
+//! (`vpcompress` of their columns and labels into a register, stored whole);
+//! the NaN scan is an unordered compare per 16 scores into a mask; a rank
+//! count is two 8-lane compares per 8 scores subtracted into vectors of
+//! counts, summed once.  Up to 8 positive cells (most rows at 5% labels) are
+//! then sorted in registers: the `(rank, label)` pairs by keys `rank << 32 |
+//! index`, the ideal descending, each by a sorting network of 8, no branch;
+//! more are placed without a sort: the ranks are distinct, so each label
+//! goes to slot `rank` and its bit is set in a bitmap of the row's ranks,
+//! whose set bits, walked in order, give the pairs in rank order.  Rows come
+//! by blocks ([`rows`]): the dtypes are matched once a block.
 //!
 //! Same values bit for bit as the shared code: the same positive cells in
 //! column order, the same ranks (cells above, plus equal cells in lower
@@ -580,10 +585,12 @@ unsafe fn kernel<L: Label>(
 }
 
 /// The cells of `sc` above `x` and equal to it (`sc.len() < 2^16`, no NaN):
-/// per lane, one compare each into a mask, added into one vector of counts,
-/// the equal ones in the upper 16 bits, summed once.  Why: moving each mask to
-/// a general register for a popcount took twice as long (8 cycles per 16
-/// cells), the mask moves the bottleneck.
+/// 8 lanes, each compare's all-ones lanes subtracted from a vector of counts
+/// (the tail through a mask), the two vectors summed once, the equal counts
+/// in the upper 16 bits.  Why 8 lanes: 16-lane compares write masks, and a
+/// popcount of each took 8 cycles per 16 cells (the mask moves to general
+/// registers), masks added into a vector of counts 4% more than this (Zen 4
+/// runs a 512-bit operation as two 256-bit halves).
 ///
 /// # Safety
 /// As [`row`].
