@@ -59,45 +59,53 @@
 //!
 //! AVX-512 (`dense/sparse/avx512.rs`; 2026-11-27, the same 2-core AMD EPYC
 //! VM, Zen 4 class with AVX-512 F/BW/DQ/VL, shared with two other builds,
-//! load average 2.4-3.8, LTO builds, CPU time of `evaluate_dense(...,
-//! threads=1)`, best of 9 calls, numpy pass in the same process, A/B
-//! alternated with main's wheel, 3ef8cce): 16.1 ms (c8f6916; 16.08, 16.09,
-//! 16.14 in three runs, numpy pass 4.0-4.2 ms: 3.8-4.0x) against 19.1-19.2 ms
-//! for the AVX2 loops of the same wheel (`RANKLENS_SIMD=avx2`) and 18.8-19.1
-//! ms for main's: 16% less, the target of 3x (about 12.3 ms) is not met.
-//! `benches/bench_dense.py --repeat 5` (wall, load 3.6-3.8): 16.0 ms, 3.67x
-//! its numpy pass, 8.6 ms on 2 threads (main's wheel: 22.9 and 13.9 ms in
-//! the run before, load 3.6).  The Rust harness (`cargo test --release --lib
-//! dense_timing -- --ignored --nocapture`, thread CPU time, best of 7, load
-//! 3.1): portable 24.6, AVX2 19.5, AVX-512 15.3 ms.  Where the time goes
-//! (returning early at each step in turn, load 4.1): the per-call and
-//! per-row fixed costs 2.2 ms (returning at the row's start), the label
-//! scan 3.2 ms (its 80 MB read: one numpy pass over both matrices is 4.2
-//! ms), the NaN scan 0.8 ms, the rank counts 4.4 ms, the sorts in registers
-//! 3.3 ms, the five metrics 4.0 ms.  What paid, in turn: the positive labels
-//! compacted branch-free (`vpcompress` into a register, stored whole: 18.2
-//! -> 16.5 ms); up to 8 positive cells sorted in registers, the pairs by
-//! `rank << 32 | index` keys and the ideal descending (Batcher's network of 8,
-//! 6 layers of permute, min, max, blend), where the bitmap of ranks and the
-//! placing of the ideal branch on every cell (22.7 -> 19.5 ms); the rank
-//! counts as 8-lane compares subtracted into vectors rather than 16-lane
-//! ones into masks (22.1 -> 21.2 ms); rows by blocks of 64, the dtypes
-//! matched once (16.5 -> 16.1 ms).
+//! LTO builds, CPU time of `evaluate_dense(..., threads=1)`, best of 9 calls,
+//! numpy pass (CPU time) in the same process, A/B alternated three times
+//! with main's wheel, 3ef8cce, load average 4.7-4.8): 15.3-15.7 ms (25e69ed)
+//! against 18.8-19.4 ms for the AVX2 loops of the same wheel
+//! (`RANKLENS_SIMD=avx2`), 25.2-25.6 ms for its portable ones and 19.05-19.11
+//! ms for main's; numpy pass 4.1-4.7 ms: 3.5-3.6x, 20% less than main, the
+//! target of 3x (about 12.5 ms) is not met.  `benches/bench_dense.py
+//! --repeat 5` (wall, A/B twice, load 4.6-5.7): 1 thread 16.0 and 15.7 ms
+//! against 21.1 and 20.0 ms for main's wheel (3.39x a numpy pass of 4.7 ms
+//! in the same run); 2 threads not measurable at that load (15.6-21 ms both
+//! ways; 8.6 ms against main's 13.9 ms at load 3.6-3.8, c8f6916).  The Rust
+//! harness (`cargo test --release --lib dense_timing -- --ignored
+//! --nocapture`, thread CPU time, best of 7, load 3.1, c8f6916): portable
+//! 24.6, AVX2 19.5, AVX-512 15.3 ms.  Where the time goes (c8f6916,
+//! returning early at each step in turn, load 4.1, 18 ms in all): the
+//! per-call and per-row fixed costs 2.2 ms (returning at the row's start),
+//! the label scan 3.2 ms (its 80 MB read), the NaN scan 0.8 ms, the rank
+//! counts 4.4 ms, the sorts in registers 3.3 ms, the five metrics 4.0 ms; a
+//! matrix with no positive label takes 5.0 ms (the scans at about the speed
+//! of one numpy pass), and the result's pages are not faulted anew (glibc
+//! reuses them: no minor fault a call).  What paid, in turn: the positive
+//! labels compacted branch-free (`vpcompress` into a register, stored
+//! whole: 18.2 -> 16.5 ms); up to 8 positive cells sorted in registers, the
+//! pairs by `rank << 32 | index` keys and the ideal descending (Batcher's
+//! network of 8, 6 layers of permute, min, max, blend), where the bitmap of
+//! ranks and the placing of the ideal branch on every cell (22.7 -> 19.5
+//! ms); the rank counts as 8-lane compares subtracted into vectors rather
+//! than 16-lane ones into masks (22.1 -> 21.2 ms); rows by blocks of 64, the
+//! dtypes matched once (16.5 -> 16.1 ms); two positive cells a pass over the
+//! scores, one sum for both (16.1 -> 15.3 ms).
 //!
 //! What did not pay with AVX-512 (quick LTO builds, 100k rows, CPU time):
 //! the rank counts as a popcount of each 16-lane compare mask (8 cycles per
 //! 16 cells: the mask moves to general registers are the bottleneck; Zen 4
 //! runs a 512-bit operation as two 256-bit halves, so masks into a vector of
-//! counts gain nothing over 8 lanes either); the ideal alone by 19 scalar
-//! compare-exchanges (as a loop over their pairs: a branch each; written
-//! out: 23.5 ms, against 19.5 with the pairs and the ideal in registers);
-//! the metrics without branches
-//! over the 8 places of a small row (every term computed and masked: 18.0 ->
-//! 22.5 ms, its divisions one vector division: 22.2 ms; the counts masked
-//! and the sums over the top's prefix: 16.1 -> 20.2 ms); software prefetch
-//! of the row 4 ahead, a line at a time (16.1 -> 16.7 ms).  Left: the rank
-//! counts (two compares a cell a positive cell: 4.4 ms), the sorts and the
-//! metrics (7 ms, latency chains and the branches of the metric loops), the
+//! counts gain nothing over 8 lanes either); four positive cells a pass
+//! (15.3 -> 17.3 ms: the padding's wasted counts); the NaN scan folded into
+//! the first pass of the rank counts (no change); the ideal alone by 19
+//! scalar compare-exchanges (as a loop over their pairs: a branch each;
+//! written out: 23.5 ms, against 19.5 with the pairs and the ideal in
+//! registers); the metrics without branches over the 8 places of a small
+//! row (every term computed and masked: 18.0 -> 22.5 ms, its divisions one
+//! vector division: 22.2 ms; the counts masked and the sums over the top's
+//! prefix: 16.1 -> 20.2 ms); software prefetch of the row 4 ahead, a line at
+//! a time (16.1 -> 16.7 ms).  Left: the rank counts (two compares a cell a
+//! positive cell), the sorts and the metrics (7 ms: latency chains and the
+//! branches of the metric loops, each row's work waiting on the last), the
 //! fixed costs.
 
 use crate::core::error::{Error, Result};
