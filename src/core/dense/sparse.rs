@@ -34,7 +34,7 @@
 //! the lanes of the label scan and the rank counts: 25.4 -> 19.1 ms CPU on
 //! 100k rows.  With AVX-512 (F, BW, DQ, VL) a third variant, its own code
 //! (`sparse/avx512.rs`), takes contiguous float32 score rows by blocks of
-//! [`BLOCK`] rows: 19.1 -> 16.1 ms.  The best set the CPU has is detected
+//! [`BLOCK`] rows: 19.1 -> 15.3 ms.  The best set the CPU has is detected
 //! once per call; `RANKLENS_SIMD=avx2` caps it at AVX2, `portable` at the
 //! baseline, and the tests run every set the CPU has (`dense/tests.rs`,
 //! `tests/test_dense.py`).  Figures and what did not pay: the note at the top
