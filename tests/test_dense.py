@@ -420,19 +420,21 @@ def test_sparse_path_equals_the_general_path_bit_for_bit(m, level, dtype, fortra
     assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)
 
 
-@pytest.mark.parametrize("simd", ["detected", "portable"])
+@pytest.mark.parametrize("simd", ["detected", "avx2", "portable"])
 def test_long_rows_take_the_sparse_path_with_the_general_values(simd, monkeypatch):
     """Rows across the label scan's 64-cell chunks, few labels (the sparse path),
     ties, every label dtype: the general path's values bit for bit, with the loops
-    the CPU has (AVX2 where present) and with the portable ones (RANKLENS_SIMD)."""
-    if simd == "portable":
-        monkeypatch.setenv("RANKLENS_SIMD", "portable")
+    the CPU has (AVX-512 or AVX2 where present), and at most AVX2 and the portable
+    ones (RANKLENS_SIMD)."""
+    if simd != "detected":
+        monkeypatch.setenv("RANKLENS_SIMD", simd)
     rng = np.random.default_rng(5)
     for cols in (63, 64, 65, 100, 129, 200):
         s = rng.integers(0, 8, (300, cols)).astype(np.float32) / 4
         lab = (rng.random((300, cols)) < 0.06) * rng.integers(1, 4, (300, cols))
         for sc in (s, s.astype(np.float64), s.astype(np.float16)):
-            for lb in (lab, lab.astype(np.float32), lab.astype(np.int32), lab > 0):
+            labs = (np.float64, np.float32, np.int32, np.int8)
+            for lb in (lab, *(lab.astype(d) for d in labs), lab > 0):
                 fast = ranklens.evaluate_dense(sc, lb, SPARSE).values
                 general = ranklens.evaluate_dense(sc, lb, [*SPARSE, "bpref"]).values
                 want = general[:, : len(SPARSE)]

@@ -56,6 +56,59 @@
 //! sorts (28.3 ms), or placed by counting on 8 padded slots (27 ms);
 //! `discount`'s table looked up once per call rather than per term (no
 //! change).
+//!
+//! AVX-512 (`dense/sparse/avx512.rs`; 2026-11-27, the same 2-core AMD EPYC
+//! VM, Zen 4 class with AVX-512 F/BW/DQ/VL, shared with two other builds,
+//! LTO builds, CPU time of `evaluate_dense(..., threads=1)`, best of 9 calls,
+//! numpy pass (CPU time) in the same process, A/B alternated three times
+//! with main's wheel, 3ef8cce, load average 4.7-4.8): 15.3-15.7 ms (25e69ed)
+//! against 18.8-19.4 ms for the AVX2 loops of the same wheel
+//! (`RANKLENS_SIMD=avx2`), 25.2-25.6 ms for its portable ones and 19.05-19.11
+//! ms for main's; numpy pass 4.1-4.7 ms: 3.5-3.6x, 20% less than main, the
+//! target of 3x (about 12.5 ms) is not met.  `benches/bench_dense.py
+//! --repeat 5` (wall, A/B twice, load 4.6-5.7): 1 thread 16.0 and 15.7 ms
+//! against 21.1 and 20.0 ms for main's wheel (3.39x a numpy pass of 4.7 ms
+//! in the same run); 2 threads not measurable at that load (15.6-21 ms both
+//! ways; 8.6 ms against main's 13.9 ms at load 3.6-3.8, c8f6916).  The Rust
+//! harness (`cargo test --release --lib dense_timing -- --ignored
+//! --nocapture`, thread CPU time, best of 7, load 3.1, c8f6916): portable
+//! 24.6, AVX2 19.5, AVX-512 15.3 ms.  Where the time goes (c8f6916,
+//! returning early at each step in turn, load 4.1, 18 ms in all): the
+//! per-call and per-row fixed costs 2.2 ms (returning at the row's start),
+//! the label scan 3.2 ms (its 80 MB read), the NaN scan 0.8 ms, the rank
+//! counts 4.4 ms, the sorts in registers 3.3 ms, the five metrics 4.0 ms; a
+//! matrix with no positive label takes 5.0 ms (the scans at about the speed
+//! of one numpy pass), and the result's pages are not faulted anew (glibc
+//! reuses them: no minor fault a call).  What paid, in turn: the positive
+//! labels compacted branch-free (`vpcompress` into a register, stored
+//! whole: 18.2 -> 16.5 ms); up to 8 positive cells sorted in registers, the
+//! pairs by `rank << 32 | index` keys and the ideal descending (Batcher's
+//! network of 8, 6 layers of permute, min, max, blend), where the bitmap of
+//! ranks and the placing of the ideal branch on every cell (22.7 -> 19.5
+//! ms); the rank counts as 8-lane compares subtracted into vectors rather
+//! than 16-lane ones into masks (22.1 -> 21.2 ms); rows by blocks of 64, the
+//! dtypes matched once (16.5 -> 16.1 ms); two positive cells a pass over the
+//! scores, one sum for both (16.1 -> 15.3 ms).
+//!
+//! What did not pay with AVX-512 (quick LTO builds, 100k rows, CPU time):
+//! the rank counts as a popcount of each 16-lane compare mask (8 cycles per
+//! 16 cells: the mask moves to general registers are the bottleneck; Zen 4
+//! runs a 512-bit operation as two 256-bit halves, so masks into a vector of
+//! counts gain nothing over 8 lanes either); four positive cells a pass
+//! (15.3 -> 17.3 ms: the padding's wasted counts); the NaN scan folded into
+//! the first pass of the rank counts (no change); the ideal sorted before
+//! the rank counts, which it does not wait on (15.3 -> 16.9 ms: its 8
+//! values kept across the counts); the ideal alone by 19
+//! scalar compare-exchanges (as a loop over their pairs: a branch each;
+//! written out: 23.5 ms, against 19.5 with the pairs and the ideal in
+//! registers); the metrics without branches over the 8 places of a small
+//! row (every term computed and masked: 18.0 -> 22.5 ms, its divisions one
+//! vector division: 22.2 ms; the counts masked and the sums over the top's
+//! prefix: 16.1 -> 20.2 ms); software prefetch of the row 4 ahead, a line at
+//! a time (16.1 -> 16.7 ms).  Left: the rank counts (two compares a cell a
+//! positive cell), the sorts and the metrics (7 ms: latency chains and the
+//! branches of the metric loops, each row's work waiting on the last), the
+//! fixed costs.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
@@ -391,6 +444,11 @@ struct Scratch {
     rel: Vec<i64>,
     /// `(rank, label)` of the positive cells (`sparse`).
     pairs: Vec<(u32, f64)>,
+    /// The ranks of the positive cells, a bit each, all clear between rows
+    /// (`sparse`, AVX-512).
+    bitmap: Vec<u64>,
+    /// The label at each rank of `bitmap`'s set bits (`sparse`, AVX-512).
+    slots: Vec<f64>,
 }
 
 /// Build the shared running sums from this many metrics on.
@@ -446,12 +504,7 @@ fn dense_path(
     } else {
         sparse::plan(&metrics, level, ties, valid)
     };
-    run_rows(rows, metrics.len(), |s, i, out| {
-        if let Some(fast) = &fast {
-            if let Some(empty) = sparse::row(s, scores, labels, valid, i, fast, level, empty, out) {
-                return Ok(empty);
-            }
-        }
+    let general = |s: &mut Scratch, i: usize, out: &mut [f64]| {
         if let (Numbers::F32(m), DenseTies::First, false) =
             (scores, ties, matches!(valid, Valid::Mask(_)))
         {
@@ -467,7 +520,20 @@ fn dense_path(
         rank_row(s, ties);
         score_row(s, &metrics, level, ties, out);
         Ok(false)
-    })
+    };
+    let nm = metrics.len();
+    match &fast {
+        Some(fast) if nm > 0 => run_blocks(rows, nm, |s, i0, out, flags| {
+            let done = sparse::rows(s, scores, labels, valid, i0, fast, level, empty, out, flags);
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if done >> r & 1 == 0 {
+                    *f = general(s, i0 + r, o)?;
+                }
+            }
+            Ok(())
+        }),
+        _ => run_rows(rows, nm, general),
+    }
 }
 
 /// Row `i` of float32 scores, `DenseTies::First`, no mask: the scores are
@@ -660,6 +726,30 @@ fn run_rows(
         .try_for_each_init(Scratch::default, |s, (i, (out, flag))| {
             *flag = row(s, i, out)?;
             Ok::<(), Error>(())
+        })?;
+    Ok(DenseEvaluation {
+        values,
+        empty: flags,
+    })
+}
+
+/// [`run_rows`] by blocks of [`sparse::BLOCK`] rows (`nm > 0`):
+/// `block(scratch, i0, out, flags)` writes the values and empty flags of rows
+/// `i0..i0 + flags.len()`.
+fn run_blocks(
+    rows: usize,
+    nm: usize,
+    block: impl Fn(&mut Scratch, usize, &mut [f64], &mut [bool]) -> Result<()> + Sync,
+) -> Result<DenseEvaluation> {
+    let mut values = vec![0.0; rows * nm];
+    let mut flags = vec![false; rows];
+    let b = sparse::BLOCK;
+    values
+        .par_chunks_mut((b * nm).max(1))
+        .zip(flags.par_chunks_mut(b))
+        .enumerate()
+        .try_for_each_init(Scratch::default, |s, (c, (out, fl))| {
+            block(s, c * b, out, fl)
         })?;
     Ok(DenseEvaluation {
         values,

@@ -28,18 +28,28 @@
 //! Instruction sets: the row ([`row_in`]) is compiled twice, for the target's
 //! baseline (SSE2 on x86-64, what the wheels target; NEON on aarch64) and,
 //! on x86-64, inside an AVX2 `#[target_feature]` function called when the CPU
-//! has AVX2 (detected once per call; `RANKLENS_SIMD=portable` forces the
-//! baseline).  The same Rust code, so the same operations in the same order:
+//! has AVX2.  The same Rust code, so the same operations in the same order:
 //! integer counts and the metrics' scalar float arithmetic (Rust never fuses
-//! a multiply and an add unasked), the same values bit for bit (tested both
-//! ways: `dense/tests.rs`, `tests/test_dense.py`).  AVX2 doubles the lanes of
-//! the label scan and the rank counts: 25.4 -> 19.1 ms CPU on 100k rows
-//! (figures and what did not pay: the note at the top of `dense.rs`).
+//! a multiply and an add unasked), the same values bit for bit.  AVX2 doubles
+//! the lanes of the label scan and the rank counts: 25.4 -> 19.1 ms CPU on
+//! 100k rows.  With AVX-512 (F, BW, DQ, VL) a third variant, its own code
+//! (`sparse/avx512.rs`), takes contiguous float32 score rows by blocks of
+//! [`BLOCK`] rows: 19.1 -> 15.3 ms.  The best set the CPU has is detected
+//! once per call; `RANKLENS_SIMD=avx2` caps it at AVX2, `portable` at the
+//! baseline, and the tests run every set the CPU has (`dense/tests.rs`,
+//! `tests/test_dense.py`).  Figures and what did not pay: the note at the top
+//! of `dense.rs`.
 
 use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
 use crate::core::metrics::query::discount;
 use crate::core::metrics::{Family, MetricSpec};
+
+// The AVX-512 intrinsics are stable from Rust 1.89 (`build.rs`), past the
+// crate's `rust-version`: older compilers build without this module.
+#[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+#[allow(clippy::incompatible_msrv)]
+mod avx512;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -63,31 +73,58 @@ pub(super) struct Metric {
 }
 
 /// The instructions the row loops are compiled for, chosen once per call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Ordered: each set's CPUs run the ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Simd {
     /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
     Portable,
     /// AVX2 (x86-64), detected at run time.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
+    /// AVX-512 F, BW, DQ and VL (x86-64), detected at run time.
+    #[cfg_attr(not(all(target_arch = "x86_64", ranklens_avx512)), allow(dead_code))]
+    Avx512,
 }
 
 impl Simd {
-    /// AVX2 when the CPU has it, unless `RANKLENS_SIMD=portable` is set (the
-    /// tests run both ways: same values, bit for bit).
-    fn detect() -> Simd {
-        if std::env::var_os("RANKLENS_SIMD").is_some_and(|v| v == "portable") {
-            return Simd::Portable;
-        }
-        #[cfg(test)]
-        if super::tests::PORTABLE.with(|p| p.get()) {
-            return Simd::Portable;
-        }
+    /// The instruction sets this CPU runs, the baseline first.
+    pub(super) fn available() -> Vec<Simd> {
+        let mut out = vec![Simd::Portable];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return Simd::Avx2;
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                out.push(Simd::Avx2);
+            }
+            #[cfg(ranklens_avx512)]
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("bmi2")
+            {
+                out.push(Simd::Avx512);
+            }
         }
-        Simd::Portable
+        out
+    }
+
+    /// The best set the CPU runs, at most `RANKLENS_SIMD`'s (`portable`,
+    /// `avx2`; the tests run every set the CPU has: same values, bit for bit).
+    fn detect() -> Simd {
+        let cap = match std::env::var_os("RANKLENS_SIMD") {
+            Some(v) if v == "portable" => Simd::Portable,
+            Some(v) if v == "avx2" => Simd::Avx2,
+            _ => Simd::Avx512,
+        };
+        #[cfg(test)]
+        let cap = cap.min(super::tests::SIMD.with(|c| c.get()));
+        Simd::available()
+            .into_iter()
+            .filter(|&s| s <= cap)
+            .max()
+            .unwrap_or(Simd::Portable)
     }
 }
 
@@ -261,6 +298,12 @@ pub(super) fn row(
     out: &mut [f64],
 ) -> Option<bool> {
     match plan.simd {
+        #[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+        Simd::Avx512 => {
+            // SAFETY: `Simd::Avx512` is chosen only when the CPU has the
+            // features `avx512::row` needs (`Simd::available`).
+            unsafe { avx512::row(s, scores, labels, valid, i, plan, level, empty, out) }
+        }
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 => {
             // SAFETY: `Simd::Avx2` is chosen only when the CPU has AVX2
@@ -268,6 +311,52 @@ pub(super) fn row(
             unsafe { row_avx2(s, scores, labels, valid, i, plan, level, empty, out) }
         }
         _ => row_in(s, scores, labels, valid, i, plan, level, empty, out),
+    }
+}
+
+/// Rows a block of [`rows`] holds (a bit each in its result).
+pub(super) const BLOCK: usize = 64;
+
+/// Rows `i0..i0 + flags.len()` (at most [`BLOCK`]) through the fast path,
+/// `out` their values (a row's metrics after another): a bit set in the
+/// result for each row done (`flags` written, as [`row`]'s `Some`), the others
+/// left to the general path.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rows(
+    s: &mut Scratch,
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    i0: usize,
+    plan: &Plan,
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+    flags: &mut [bool],
+) -> u64 {
+    let flags = match flags.get_mut(..BLOCK) {
+        Some(f) => f,
+        None => flags,
+    };
+    match plan.simd {
+        #[cfg(all(target_arch = "x86_64", ranklens_avx512))]
+        Simd::Avx512 => {
+            // SAFETY: `Simd::Avx512` is chosen only when the CPU has the
+            // features `avx512::rows` needs (`Simd::available`); at most 64
+            // rows.
+            unsafe { avx512::rows(s, scores, labels, valid, i0, plan, level, empty, out, flags) }
+        }
+        _ => {
+            let nm = plan.metrics.len().max(1);
+            let mut done = 0u64;
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if let Some(e) = row(s, scores, labels, valid, i0 + r, plan, level, empty, o) {
+                    *f = e;
+                    done |= 1 << r;
+                }
+            }
+            done
+        }
     }
 }
 

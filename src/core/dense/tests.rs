@@ -542,9 +542,9 @@ fn sparse_metrics(many: bool) -> Vec<MetricSpec> {
 }
 
 thread_local! {
-    /// Set: the sparse path runs its portable loops, whatever the CPU has
+    /// The best instruction set the sparse path may use, whatever the CPU has
     /// (read by `sparse::Simd::detect` in the calling thread).
-    pub(super) static PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(super) static SIMD: std::cell::Cell<sparse::Simd> = const { std::cell::Cell::new(sparse::Simd::Avx512) };
 }
 
 fn bitwise_equal(a: &Result<DenseEvaluation>, b: &Result<DenseEvaluation>) -> bool {
@@ -569,8 +569,8 @@ proptest! {
     /// `lengths=`, strided scores and labels, f16/bf16/f32/f64/int scores,
     /// int/float labels, every `empty=`, levels 0.5..2, rows counted or
     /// sorted (few or many labels), a NaN score, rows of more than 64
-    /// and 128 cells with few labels (the label scan's chunks), the
-    /// AVX2 and the portable loops.
+    /// and 128 cells with few labels (the label scan's chunks), every
+    /// instruction set the CPU runs (portable, AVX2, AVX-512).
     #[test]
     fn sparse_equals_general_bit_for_bit(
         rows in 1usize..6,
@@ -613,10 +613,18 @@ proptest! {
             Numbers::Bf16(Matrix::contiguous(&sb16, rows, cols).unwrap()),
             Numbers::I32(Matrix::contiguous(&si, rows, cols).unwrap()),
         ];
+        let l32: Vec<f32> = l64.iter().map(|&x| x as f32).collect();
+        let li32: Vec<i32> = li.iter().map(|&x| x as i32).collect();
+        let li8: Vec<i8> = li.iter().map(|&x| x as i8).collect();
+        let lu8: Vec<u8> = li.iter().map(|&x| x.max(0) as u8).collect();
         let labels = [
             f64s(&l64, rows, cols),
             Numbers::F64(Matrix::new(&tl64, rows, cols, 1, rows).unwrap()),
+            Numbers::F32(Matrix::contiguous(&l32, rows, cols).unwrap()),
             Numbers::I64(Matrix::contiguous(&li, rows, cols).unwrap()),
+            Numbers::I32(Matrix::contiguous(&li32, rows, cols).unwrap()),
+            Numbers::I8(Matrix::contiguous(&li8, rows, cols).unwrap()),
+            Numbers::U8(Matrix::contiguous(&lu8, rows, cols).unwrap()),
         ];
         let m = sparse_metrics(many);
         for valid in [Valid::All, Valid::Lengths(&lengths)] {
@@ -627,13 +635,60 @@ proptest! {
                         let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
                         let general = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, true);
                         prop_assert!(bitwise_equal(&fast, &general), "{sc:?} {lb:?} {valid:?} {empty:?}:\n{fast:?}\n{general:?}");
-                        PORTABLE.with(|p| p.set(true));
-                        let portable = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
-                        PORTABLE.with(|p| p.set(false));
-                        prop_assert!(bitwise_equal(&portable, &general), "portable {sc:?} {lb:?} {valid:?} {empty:?}");
+                        for simd in sparse::Simd::available() {
+                            SIMD.with(|c| c.set(simd));
+                            let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
+                            SIMD.with(|c| c.set(sparse::Simd::Avx512));
+                            prop_assert!(bitwise_equal(&fast, &general), "{simd:?} {sc:?} {lb:?} {valid:?} {empty:?}");
+                        }
                     }
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Many rows: the sparse path's blocks of `sparse::BLOCK` rows, rows it
+    /// leaves to the general path (many positive labels) among them, and
+    /// `lengths=`, with every instruction set the CPU runs: the general path's
+    /// values bit for bit.
+    #[test]
+    fn sparse_blocks_equal_general_bit_for_bit(
+        rows in 60usize..200,
+        cols in prop_oneof![1usize..20, 60usize..80],
+        seed in any::<u64>(),
+        lengths in any::<bool>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let n = rows * cols;
+        let s32: Vec<f32> = (0..n).map(|_| (next() % 16) as f32 / 4.0).collect();
+        // One row in five with many labels (the general path), the others few.
+        let li: Vec<i64> = (0..n)
+            .map(|c| {
+                let r = next();
+                let dense = (c / cols) % 5 == 0;
+                if r % 100 < if dense { 60 } else { 6 } { 1 + (r >> 32) as i64 % 3 } else { 0 }
+            })
+            .collect();
+        let lens: Vec<i64> = (0..rows).map(|_| (next() % (cols as u64 + 1)) as i64).collect();
+        let sc = Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap());
+        let lb = Numbers::I64(Matrix::contiguous(&li, rows, cols).unwrap());
+        let valid = if lengths { Valid::Lengths(&lens) } else { Valid::All };
+        let m = sparse_metrics(false);
+        let general = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, true);
+        for simd in sparse::Simd::available() {
+            SIMD.with(|c| c.set(simd));
+            let fast = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, false);
+            SIMD.with(|c| c.set(sparse::Simd::Avx512));
+            prop_assert!(bitwise_equal(&fast, &general), "{simd:?}");
         }
     }
 }
@@ -704,4 +759,100 @@ proptest! {
             }
         }
     }
+}
+
+/// CPU time of the sparse path on the data (100k x 100 float32
+/// scores, 5% int64 labels 1..3, five metrics) on one thread, with every
+/// instruction set the CPU runs: `cargo test --release --lib dense_timing --
+/// --ignored --nocapture` (no asserts on time).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore]
+fn dense_timing() {
+    let (rows, cols) = (100_000usize, 100usize);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let scores: Vec<f32> = (0..rows * cols)
+        .map(|_| (next() >> 40) as f32 / (1u64 << 24) as f32)
+        .collect();
+    let labels: Vec<i64> = (0..rows * cols)
+        .map(|_| {
+            let r = next();
+            if r % 100 < 5 {
+                1 + ((r >> 32) % 3) as i64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let sc = Numbers::F32(Matrix::contiguous(&scores, rows, cols).unwrap());
+    let lb = Numbers::I64(Matrix::contiguous(&labels, rows, cols).unwrap());
+    let m = [
+        spec("ndcg", Some(10)),
+        spec("map", None),
+        spec("mrr", None),
+        spec("recall", Some(10)),
+        spec("precision", Some(10)),
+    ];
+    let cpu = || {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec to write.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let want = dense_path(
+        &sc,
+        &lb,
+        &Valid::All,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+        true,
+    );
+    for round in 0..3 {
+        for simd in sparse::Simd::available() {
+            SIMD.with(|c| c.set(simd));
+            let ms: Vec<f64> = (0..7)
+                .map(|_| {
+                    pool.install(|| {
+                        SIMD.with(|c| c.set(simd));
+                        let t = cpu();
+                        let e = dense_path(
+                            &sc,
+                            &lb,
+                            &Valid::All,
+                            &m,
+                            1.0,
+                            DenseTies::First,
+                            Empty::Zero,
+                            false,
+                        );
+                        let dt = cpu() - t;
+                        assert!(bitwise_equal(&e, &want));
+                        dt
+                    })
+                })
+                .collect();
+            let mut sorted = ms.clone();
+            sorted.sort_by(f64::total_cmp);
+            println!(
+                "round {round} {simd:?}: min {:.2} ms, median {:.2} ms",
+                sorted[0], sorted[3]
+            );
+        }
+    }
+    SIMD.with(|c| c.set(sparse::Simd::Avx512));
 }

@@ -1,0 +1,751 @@
+//! The sparse row with AVX-512 (x86-64, detected at run time): a contiguous
+//! float32 score row with a contiguous row of int64, int32, int8, uint8,
+//! float64 or float32 labels; any other row runs the shared code
+//! ([`super::row_in`]) compiled for AVX-512.
+//!
+//! Why written out rather than left to the compiler: AVX-512 compares write
+//! mask registers, so the label scan is a compare per 8 (int64, float64) to
+//! 64 (int8) labels, the positive ones compacted without a branch
+//! (`vpcompress` of their columns and labels into a register, stored whole);
+//! the NaN scan is an unordered compare per 16 scores into a mask; the rank
+//! counts take two positive cells a pass over the scores, two 8-lane
+//! compares each per 8 scores subtracted into vectors of counts, summed once.  Up to 8 positive cells (most rows at 5% labels) are
+//! then sorted in registers: the `(rank, label)` pairs by keys `rank << 32 |
+//! index`, the ideal descending, each by a sorting network of 8, no branch;
+//! more are placed without a sort: the ranks are distinct, so each label
+//! goes to slot `rank` and its bit is set in a bitmap of the row's ranks,
+//! whose set bits, walked in order, give the pairs in rank order.  Rows come
+//! by blocks ([`rows`]): the dtypes are matched once a block.
+//!
+//! Same values bit for bit as the shared code: the same positive cells in
+//! column order, the same ranks (cells above, plus equal cells in lower
+//! columns: `y > x`, `y == x` are the ordered compares `_CMP_GT_OQ`,
+//! `_CMP_EQ_OQ`, on a row without NaN), the same pairs and ideal, and the
+//! same metric kernels ([`super::value`]).  Tested against the general path
+//! (`dense/tests.rs`, `tests/test_dense.py`).
+
+use super::{value, Plan};
+use crate::core::dense::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
+use std::arch::x86_64::*;
+
+/// A label dtype the AVX-512 row scans in place.
+trait Label: Copy {
+    /// The bits of the positive labels among the `len <= 64` labels at `p`
+    /// (bit `b`: label `b`), and whether they are all finite.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F, BW and DQ, and `p..p + len` is readable.
+    unsafe fn scan(p: *const Self, len: usize) -> (u64, bool);
+
+    /// The label as the shared code converts it (`Numbers::load`).
+    fn to_f64(self) -> f64;
+
+    /// The columns of the positive labels of `lb` into `cols` and their
+    /// labels ([`Label::to_f64`]) into `labs`, in column order; whether all
+    /// the labels are finite.
+    ///
+    /// # Safety
+    /// As [`row`].
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+    unsafe fn positives(lb: &[Self], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
+        cols.clear();
+        labs.clear();
+        let n = lb.len();
+        let mut finite = true;
+        let mut c = 0;
+        while c < n {
+            let len = (n - c).min(64);
+            // SAFETY: `c + len <= n`; the CPU has the features.
+            let (mut bits, ok) = unsafe { Self::scan(lb.as_ptr().add(c), len) };
+            finite &= ok;
+            while bits != 0 {
+                let j = c + bits.trailing_zeros() as usize;
+                cols.push(j as u32);
+                labs.push(lb.get(j).map_or(0.0, |&l| l.to_f64()));
+                bits &= bits - 1;
+            }
+            c += 64;
+        }
+        finite
+    }
+}
+
+/// [`Label::positives`] of 8 lanes of 64 bits at a time, branch-free: the
+/// lanes of the positive labels (`positive`: a mask) compressed in a register
+/// (their columns and converted labels, `convert`) and stored whole at the
+/// next free place, which moves by their count.  Why: the bits' walk
+/// branches on every positive label.  `cols` and `labs` get 8 spare slots,
+/// so that the last store fits.
+///
+/// # Safety
+/// As [`row`]; `lb.len() < 2^31`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn positives64<T>(
+    lb: &[T],
+    positive: impl Fn(__m512i) -> __mmask8,
+    convert: impl Fn(__m512i) -> __m512d,
+    finite: impl Fn(__m512i) -> bool,
+    cols: &mut Vec<u32>,
+    labs: &mut Vec<f64>,
+) -> bool {
+    let n = lb.len();
+    cols.clear();
+    labs.clear();
+    cols.reserve(n + 8);
+    labs.reserve(n + 8);
+    let (cp, lp) = (cols.as_mut_ptr(), labs.as_mut_ptr());
+    let mut idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let eight = _mm256_set1_epi32(8);
+    let (mut w, mut ok, mut c) = (0usize, true, 0usize);
+    while c < n {
+        let k = low_bits(n - c).min(0xff) as u8;
+        // SAFETY: the lanes loaded are those of `k`, inside `lb` (8-byte
+        // elements, `T` being i64 or f64).
+        let v = unsafe { _mm512_maskz_loadu_epi64(k, lb.as_ptr().add(c) as *const i64) };
+        ok &= finite(v);
+        let pos = positive(v) & k;
+        let j = _mm256_maskz_compress_epi32(pos, idx);
+        let l = _mm512_maskz_compress_pd(pos, convert(v));
+        // SAFETY: `w <= c < n` (a lane is kept at most once), so the 8
+        // lanes at `w` lie inside the `n + 8` reserved.
+        unsafe {
+            _mm256_storeu_si256(cp.add(w) as *mut __m256i, j);
+            _mm512_storeu_pd(lp.add(w), l);
+        }
+        w += pos.count_ones() as usize;
+        idx = _mm256_add_epi32(idx, eight);
+        c += 8;
+    }
+    // SAFETY: the first `w` of each were written above, within capacity.
+    unsafe {
+        cols.set_len(w);
+        labs.set_len(w);
+    }
+    ok
+}
+
+/// The low `len` bits set (`len <= 64`).
+#[inline(always)]
+fn low_bits(len: usize) -> u64 {
+    if len >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << len) - 1
+    }
+}
+
+impl Label for i64 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const i64, len: usize) -> (u64, bool) {
+        let zero = _mm512_setzero_si512();
+        let mut bits = 0u64;
+        let mut c = 0;
+        while c < len {
+            let k = low_bits(len - c).min(0xff) as u8;
+            // SAFETY: the lanes loaded are those of `k`, inside `p..p + len`.
+            let v = unsafe { _mm512_maskz_loadu_epi64(k, p.add(c)) };
+            bits |= u64::from(_mm512_cmpgt_epi64_mask(v, zero)) << c;
+            c += 8;
+        }
+        (bits, true)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+    unsafe fn positives(lb: &[i64], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
+        let zero = _mm512_setzero_si512();
+        // SAFETY: as this function (`lb.len() < 2^16`: `kernel`).
+        unsafe {
+            positives64(
+                lb,
+                |v| _mm512_cmpgt_epi64_mask(v, zero),
+                // `x as f64`: round to nearest, as `vcvtqq2pd`.
+                |v| _mm512_cvtepi64_pd(v),
+                |_| true,
+                cols,
+                labs,
+            )
+        }
+    }
+}
+
+impl Label for i32 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const i32, len: usize) -> (u64, bool) {
+        let zero = _mm512_setzero_si512();
+        let mut bits = 0u64;
+        let mut c = 0;
+        while c < len {
+            let k = low_bits(len - c).min(0xffff) as u16;
+            // SAFETY: the lanes loaded are those of `k`, inside `p..p + len`.
+            let v = unsafe { _mm512_maskz_loadu_epi32(k, p.add(c)) };
+            bits |= u64::from(_mm512_cmpgt_epi32_mask(v, zero)) << c;
+            c += 16;
+        }
+        (bits, true)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Label for i8 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const i8, len: usize) -> (u64, bool) {
+        // SAFETY: the lanes loaded are those of the mask, inside `p..p + len`.
+        let v = unsafe { _mm512_maskz_loadu_epi8(low_bits(len), p) };
+        (_mm512_cmpgt_epi8_mask(v, _mm512_setzero_si512()), true)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Label for u8 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const u8, len: usize) -> (u64, bool) {
+        // SAFETY: the lanes loaded are those of the mask, inside `p..p + len`.
+        let v = unsafe { _mm512_maskz_loadu_epi8(low_bits(len), p as *const i8) };
+        (_mm512_test_epi8_mask(v, v), true)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+/// `_mm512_fpclass_*_mask` classes: QNaN, +inf, -inf, SNaN.
+const NOT_FINITE: i32 = 0x01 | 0x08 | 0x10 | 0x80;
+
+impl Label for f64 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const f64, len: usize) -> (u64, bool) {
+        let zero = _mm512_setzero_pd();
+        let (mut bits, mut bad) = (0u64, 0u8);
+        let mut c = 0;
+        while c < len {
+            let k = low_bits(len - c).min(0xff) as u8;
+            // SAFETY: the lanes loaded are those of `k`, inside `p..p + len`.
+            let v = unsafe { _mm512_maskz_loadu_pd(k, p.add(c)) };
+            bits |= u64::from(_mm512_cmp_pd_mask::<_CMP_GT_OQ>(v, zero)) << c;
+            bad |= _mm512_fpclass_pd_mask::<NOT_FINITE>(v);
+            c += 8;
+        }
+        (bits, bad == 0)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self + 0.0
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+    unsafe fn positives(lb: &[f64], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
+        let zero = _mm512_setzero_pd();
+        // SAFETY: as this function (`lb.len() < 2^16`: `kernel`).
+        unsafe {
+            positives64(
+                lb,
+                |v| _mm512_cmp_pd_mask::<_CMP_GT_OQ>(_mm512_castsi512_pd(v), zero),
+                |v| _mm512_add_pd(_mm512_castsi512_pd(v), zero),
+                |v| _mm512_fpclass_pd_mask::<NOT_FINITE>(_mm512_castsi512_pd(v)) == 0,
+                cols,
+                labs,
+            )
+        }
+    }
+}
+
+impl Label for f32 {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    unsafe fn scan(p: *const f32, len: usize) -> (u64, bool) {
+        let zero = _mm512_setzero_ps();
+        let (mut bits, mut bad) = (0u64, 0u16);
+        let mut c = 0;
+        while c < len {
+            let k = low_bits(len - c).min(0xffff) as u16;
+            // SAFETY: the lanes loaded are those of `k`, inside `p..p + len`.
+            let v = unsafe { _mm512_maskz_loadu_ps(k, p.add(c)) };
+            bits |= u64::from(_mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, zero)) << c;
+            bad |= _mm512_fpclass_ps_mask::<NOT_FINITE>(v);
+            c += 16;
+        }
+        (bits, bad == 0)
+    }
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64 + 0.0
+    }
+}
+
+/// Row `i` with AVX-512 (see the module doc); [`super::row`]'s contract.
+///
+/// # Safety
+/// The CPU has AVX-512 F, BW, DQ and VL, POPCNT, BMI1 and BMI2
+/// (`Simd::Avx512` is chosen only then).
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn row(
+    s: &mut Scratch,
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    i: usize,
+    plan: &Plan,
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+) -> Option<bool> {
+    let (_, cols) = scores.shape();
+    let n = match valid {
+        Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
+        _ => cols,
+    };
+    let sc = match scores {
+        Numbers::F32(m) if u32::try_from(n).is_ok() => m.contiguous_row(i, n),
+        _ => None,
+    };
+    if let Some(sc) = sc {
+        // SAFETY (each arm): the CPU has the features `kernel` needs (this
+        // function's own).
+        let done = match labels {
+            Numbers::I64(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            Numbers::I32(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            Numbers::I8(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            Numbers::U8(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            Numbers::F64(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            Numbers::F32(m) => m
+                .contiguous_row(i, n)
+                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+            _ => None,
+        };
+        if let Some(done) = done {
+            return done;
+        }
+    }
+    super::row_in(s, scores, labels, valid, i, plan, level, empty, out)
+}
+
+/// The rows `i0..i0 + flags.len()` with AVX-512, `out` their values (`nm`
+/// a row): a bit set in the result for each row done (its flag written),
+/// the others left to the general path.  Why a block: the dtypes matched
+/// once, and one call into this function rather than one a row (the
+/// dispatch cost 1.5 ms of 16 on 100k rows).
+///
+/// # Safety
+/// As [`row`]; `flags.len() <= 64`.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn rows(
+    s: &mut Scratch,
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    valid: &Valid<'_>,
+    i0: usize,
+    plan: &Plan,
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+    flags: &mut [bool],
+) -> u64 {
+    let args = Args {
+        scores,
+        labels,
+        valid,
+        i0,
+        plan,
+        level,
+        empty,
+    };
+    // SAFETY (each arm): the CPU has the features (this function's own).
+    match (scores, labels) {
+        (Numbers::F32(sm), Numbers::I64(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        (Numbers::F32(sm), Numbers::I32(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        (Numbers::F32(sm), Numbers::I8(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        (Numbers::F32(sm), Numbers::U8(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        (Numbers::F32(sm), Numbers::F64(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        (Numbers::F32(sm), Numbers::F32(lm)) => unsafe { block(s, sm, lm, &args, out, flags) },
+        _ => {
+            let mut done = 0u64;
+            let nm = plan.metrics.len().max(1);
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                let i = i0 + r;
+                if let Some(e) = super::row_in(s, scores, labels, valid, i, plan, level, empty, o) {
+                    *f = e;
+                    done |= 1 << r;
+                }
+            }
+            done
+        }
+    }
+}
+
+/// What [`block`] passes on to the shared code.
+struct Args<'a, 'b> {
+    scores: &'a Numbers<'b>,
+    labels: &'a Numbers<'b>,
+    valid: &'a Valid<'b>,
+    i0: usize,
+    plan: &'a Plan,
+    level: f64,
+    empty: Empty,
+}
+
+/// [`rows`] of float32 scores and labels of one dtype.
+///
+/// # Safety
+/// As [`rows`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn block<L: Label>(
+    s: &mut Scratch,
+    sm: &Matrix<'_, f32>,
+    lm: &Matrix<'_, L>,
+    a: &Args<'_, '_>,
+    out: &mut [f64],
+    flags: &mut [bool],
+) -> u64 {
+    let cols = sm.cols();
+    let nm = a.plan.metrics.len().max(1);
+    let mut done = 0u64;
+    for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+        let i = a.i0 + r;
+        let n = match a.valid {
+            Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
+            _ => cols,
+        };
+        let got = match (sm.contiguous_row(i, n), lm.contiguous_row(i, n)) {
+            // SAFETY: the CPU has the features.
+            (Some(sc), Some(lb)) => unsafe { kernel(s, sc, lb, a.plan, a.level, a.empty, o) },
+            _ => super::row_in(
+                s, a.scores, a.labels, a.valid, i, a.plan, a.level, a.empty, o,
+            ),
+        };
+        if let Some(e) = got {
+            *f = e;
+            done |= 1 << r;
+        }
+    }
+    done
+}
+
+/// The row of float32 scores `sc` and labels `lb` (as long, `< 2^32` cells).
+///
+/// # Safety
+/// As [`row`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn kernel<L: Label>(
+    s: &mut Scratch,
+    sc: &[f32],
+    lb: &[L],
+    plan: &Plan,
+    level: f64,
+    empty: Empty,
+    out: &mut [f64],
+) -> Option<bool> {
+    let n = sc.len().min(lb.len());
+    // `n < 2^16`: `count`'s two 16-bit halves.
+    if n > 0xffff {
+        return None;
+    }
+    // The positive labels, in column order.
+    // SAFETY: the CPU has the features; `n < 2^16`.
+    let finite = unsafe { L::positives(lb.get(..n)?, &mut s.cols, &mut s.labels) };
+    let p = s.cols.len();
+    let log2n = usize::BITS as usize - n.leading_zeros() as usize;
+    if !finite || p > COUNT_PER_LOG2 * log2n {
+        return None;
+    }
+    // NaN scores: the general path names the cell.
+    let mut nan = 0u16;
+    let mut c = 0;
+    while c < n {
+        let k = low_bits(n - c).min(0xffff) as u16;
+        // SAFETY: the lanes loaded are those of `k`, inside `sc`.
+        let v = unsafe { _mm512_maskz_loadu_ps(k, sc.as_ptr().add(c)) };
+        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+        c += 16;
+    }
+    if nan != 0 {
+        return None;
+    }
+    if !s.labels.iter().any(|&l| l >= level) {
+        out.fill(empty.value());
+        return Some(true);
+    }
+    // Each positive cell's rank into its slot and the bitmap of ranks.
+    let words = n.div_ceil(64);
+    if s.bitmap.len() < words {
+        s.bitmap.resize(words, 0);
+    }
+    if s.slots.len() < n {
+        s.slots.resize(n, 0.0);
+    }
+    // Up to 8 positive cells (most rows at 5% labels): sorted in registers
+    // (`small`); more: placed through the bitmap of ranks.
+    let small = p <= 8;
+    let mut keys = [u64::MAX; 8];
+    // Two positive cells a pass over the scores (the last one twice when
+    // their number is odd: placed twice, the same way).
+    let mut q = 0;
+    while q < p {
+        let q1 = if q + 1 < p { q + 1 } else { q };
+        let j0 = s.cols.get(q).copied().unwrap_or(0) as usize;
+        let j1 = s.cols.get(q1).copied().unwrap_or(0) as usize;
+        let (x0, x1) = (
+            sc.get(j0).copied().unwrap_or(0.0),
+            sc.get(j1).copied().unwrap_or(0.0),
+        );
+        // SAFETY: the CPU has the features.
+        let [(a0, e0), (a1, e1)] = unsafe { count2(sc, x0, x1) };
+        for (q, j, x, above, equal) in [(q, j0, x0, a0, e0), (q1, j1, x1, a1, e1)] {
+            let tied_before = if equal > 1 {
+                sc.get(..j)
+                    .map_or(0, |b| b.iter().filter(|&&y| y == x).count() as u32)
+            } else {
+                0
+            };
+            let r = above + tied_before;
+            let l = s.labels.get(q).copied().unwrap_or(0.0);
+            if small {
+                if let Some(k) = keys.get_mut(q) {
+                    *k = (u64::from(r) << 32) | q as u64;
+                }
+            } else if let (Some(w), Some(slot)) = (
+                s.bitmap.get_mut(r as usize / 64),
+                s.slots.get_mut(r as usize),
+            ) {
+                *w |= 1 << (r % 64);
+                *slot = l;
+            }
+        }
+        q += 2;
+    }
+    if small {
+        // SAFETY: `p <= 8` labels; the CPU has the features.
+        let (pairs, ideal) = unsafe { sort_small(&s.labels, keys) };
+        let (Some(pairs), Some(ideal)) = (pairs.get(..p), ideal.get(..p)) else {
+            return None;
+        };
+        for (o, m) in out.iter_mut().zip(&plan.metrics) {
+            *o = value(m, pairs, ideal, n);
+        }
+        return Some(false);
+    }
+    // The pairs in rank order: the set bits, walked (and cleared).
+    s.pairs.clear();
+    for (w, word) in s.bitmap.iter_mut().take(words).enumerate() {
+        let mut bits = std::mem::take(word);
+        while bits != 0 {
+            let r = w * 64 + bits.trailing_zeros() as usize;
+            s.pairs
+                .push((r as u32, s.slots.get(r).copied().unwrap_or(0.0)));
+            bits &= bits - 1;
+        }
+    }
+    // The ideal: the shared code's placing (see `super::row_in`).
+    if s.ideal.len() < p {
+        s.ideal.resize(p, 0.0);
+    }
+    let ideal = s.ideal.get_mut(..p)?;
+    for (q, &l) in s.labels.iter().enumerate() {
+        let above = s.labels.iter().map(|&m| usize::from(m > l)).sum::<usize>();
+        let tied = s.labels[..q]
+            .iter()
+            .map(|&m| usize::from(m == l))
+            .sum::<usize>();
+        if let Some(x) = ideal.get_mut(above + tied) {
+            *x = l;
+        }
+    }
+    for (o, m) in out.iter_mut().zip(&plan.metrics) {
+        *o = value(m, &s.pairs, ideal, n);
+    }
+    Some(false)
+}
+
+/// The cells of `sc` above `x0` and equal to it, and the same for `x1`
+/// (`sc.len() < 2^16`, no NaN), in one pass: 8 lanes, each compare's
+/// all-ones lanes subtracted from a vector of counts (the tail through a
+/// mask), the four vectors summed once, the equal counts in the upper 16
+/// bits.  Why 8 lanes: 16-lane compares write masks, and a popcount of each
+/// took 8 cycles per 16 cells (the mask moves to general registers), masks
+/// added into a vector of counts 4% more than this (Zen 4 runs a 512-bit
+/// operation as two 256-bit halves).  Why two values a pass: the loads, the
+/// loop and the sums shared (16.1 -> 15.3 ms on 100k rows).
+///
+/// # Safety
+/// As [`row`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
+    let n = sc.len();
+    let (xa, xb) = (_mm256_set1_ps(x0), _mm256_set1_ps(x1));
+    let z = _mm256_setzero_si256();
+    let (mut ga, mut ea, mut gb, mut eb) = (z, z, z, z);
+    let mut c = 0;
+    while c + 8 <= n {
+        // SAFETY: `c + 8 <= n`.
+        let v = unsafe { _mm256_loadu_ps(sc.as_ptr().add(c)) };
+        ga = _mm256_sub_epi32(ga, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(v, xa)));
+        ea = _mm256_sub_epi32(ea, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, xa)));
+        gb = _mm256_sub_epi32(gb, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(v, xb)));
+        eb = _mm256_sub_epi32(eb, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, xb)));
+        c += 8;
+    }
+    if c < n {
+        let k = low_bits(n - c) as u8;
+        // SAFETY: the lanes loaded are those of `k`, inside `sc`.
+        let v = unsafe { _mm256_maskz_loadu_ps(k, sc.as_ptr().add(c)) };
+        let one = _mm256_set1_epi32(1);
+        ga = _mm256_mask_add_epi32(ga, _mm256_mask_cmp_ps_mask::<_CMP_GT_OQ>(k, v, xa), ga, one);
+        ea = _mm256_mask_add_epi32(ea, _mm256_mask_cmp_ps_mask::<_CMP_EQ_OQ>(k, v, xa), ea, one);
+        gb = _mm256_mask_add_epi32(gb, _mm256_mask_cmp_ps_mask::<_CMP_GT_OQ>(k, v, xb), gb, one);
+        eb = _mm256_mask_add_epi32(eb, _mm256_mask_cmp_ps_mask::<_CMP_EQ_OQ>(k, v, xb), eb, one);
+    }
+    let a = _mm256_add_epi32(ga, _mm256_slli_epi32::<16>(ea));
+    let b = _mm256_add_epi32(gb, _mm256_slli_epi32::<16>(eb));
+    // [a01 a23 b01 b23 | a45 a67 b45 b67] -> [a b a b]
+    let h = _mm256_hadd_epi32(a, b);
+    let s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+    let s = _mm_hadd_epi32(s, s);
+    let (ta, tb) = (
+        _mm_cvtsi128_si32(s) as u32,
+        _mm_extract_epi32::<1>(s) as u32,
+    );
+    [(ta & 0xffff, ta >> 16), (tb & 0xffff, tb >> 16)]
+}
+
+/// The layers of Batcher's odd-even merge sort of 8 (19 compare-exchanges
+/// in 6 layers of disjoint pairs): each lane's partner, and the lanes that
+/// keep the larger of the two in ascending order (the higher lane of each
+/// pair; a lane without a partner is its own).
+const LAYERS: [([i64; 8], u8); 6] = [
+    ([1, 0, 3, 2, 5, 4, 7, 6], 0xaa),
+    ([2, 3, 0, 1, 6, 7, 4, 5], 0xcc),
+    ([0, 2, 1, 3, 4, 6, 5, 7], 0x44),
+    ([4, 5, 6, 7, 0, 1, 2, 3], 0xf0),
+    ([0, 1, 4, 5, 2, 3, 6, 7], 0x30),
+    ([0, 2, 1, 4, 3, 6, 5, 7], 0x54),
+];
+
+/// 8 keys ascending, in a register.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+fn sort8_u64(mut v: __m512i) -> __m512i {
+    for (partner, upper) in LAYERS {
+        // SAFETY: 8 lanes read from an 8-lane array.
+        let o = _mm512_permutexvar_epi64(unsafe { _mm512_loadu_epi64(partner.as_ptr()) }, v);
+        v = _mm512_mask_blend_epi64(upper, _mm512_min_epu64(v, o), _mm512_max_epu64(v, o));
+    }
+    v
+}
+
+/// 8 values without NaN descending, in a register.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+fn sort8_pd_descending(mut v: __m512d) -> __m512d {
+    for (partner, upper) in LAYERS {
+        // SAFETY: 8 lanes read from an 8-lane array.
+        let o = _mm512_permutexvar_pd(unsafe { _mm512_loadu_epi64(partner.as_ptr()) }, v);
+        v = _mm512_mask_blend_pd(!upper, _mm512_min_pd(v, o), _mm512_max_pd(v, o));
+    }
+    v
+}
+
+/// The `(rank, label)` pairs in rank order and the ideal of a row of `p <= 8`
+/// positive `labels` (column order), `keys[q]` being `rank << 32 | q` for
+/// the `q`-th positive cell (`u64::MAX` past `p`): both sorted in registers
+/// (the keys ascending, the labels following their keys; the labels,
+/// padded with 0, descending), branch-free.  Why: the bitmap's walk and
+/// the ideal's placing branch on every positive cell (5.3 ms of 23 on 100k
+/// rows).  Same values: the ranks are distinct, and the labels positive and
+/// finite, so equal ones have equal bits, whichever lane the sort takes them
+/// from.
+///
+/// # Safety
+/// As [`row`]; `labels.len() <= 8`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn sort_small(labels: &[f64], keys: [u64; 8]) -> ([(u32, f64); 8], [f64; 8]) {
+    let k = low_bits(labels.len().min(8)) as u8;
+    // SAFETY: the lanes loaded are those of `k`, inside `labels`.
+    let lab = unsafe { _mm512_maskz_loadu_pd(k, labels.as_ptr()) };
+    // SAFETY: 8 lanes from an 8-lane array.
+    let keys = sort8_u64(unsafe { _mm512_loadu_epi64(keys.as_ptr() as *const i64) });
+    // The index of each key's label is its low 3 bits (`q`).
+    let ranked = _mm512_permutexvar_pd(keys, lab);
+    let ideal = sort8_pd_descending(lab);
+    let (mut r, mut l, mut id) = ([0u64; 8], [0.0f64; 8], [0.0f64; 8]);
+    // SAFETY: 8 lanes into 8-lane arrays.
+    unsafe {
+        _mm512_storeu_epi64(r.as_mut_ptr() as *mut i64, _mm512_srli_epi64::<32>(keys));
+        _mm512_storeu_pd(l.as_mut_ptr(), ranked);
+        _mm512_storeu_pd(id.as_mut_ptr(), ideal);
+    }
+    let mut pairs = [(0u32, 0.0f64); 8];
+    for ((pair, &r), &l) in pairs.iter_mut().zip(&r).zip(&l) {
+        *pair = (r as u32, l);
+    }
+    (pairs, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every 0/1 input comes out sorted (the 0-1 principle: then every
+    /// input), with the AVX-512 sorts when the CPU has them.
+    #[test]
+    fn sorts_of_8_sort() {
+        if !super::super::Simd::available().contains(&super::super::Simd::Avx512) {
+            return;
+        }
+        for bits in 0u32..256 {
+            let a: [u64; 8] = std::array::from_fn(|b| u64::from((bits >> b) & 1) << 40);
+            let f: [f64; 8] = std::array::from_fn(|b| f64::from((bits >> b) & 1));
+            let (mut ka, mut kf) = ([0u64; 8], [0.0f64; 8]);
+            // SAFETY: the CPU has the features (checked above).
+            unsafe {
+                let k = sort8_u64(_mm512_loadu_epi64(a.as_ptr() as *const i64));
+                _mm512_storeu_epi64(ka.as_mut_ptr() as *mut i64, k);
+                let v = sort8_pd_descending(_mm512_loadu_pd(f.as_ptr()));
+                _mm512_storeu_pd(kf.as_mut_ptr(), v);
+            }
+            assert!(ka.windows(2).all(|w| w[0] <= w[1]), "{bits:08b}: {ka:?}");
+            assert!(kf.windows(2).all(|w| w[0] >= w[1]), "{bits:08b}: {kf:?}");
+        }
+    }
+}
