@@ -303,6 +303,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dictpath::DictJudgments>()?;
     m.add_function(wrap_pyfunction!(dictpath::dict_judgments, m)?)?;
     m.add_function(wrap_pyfunction!(dictpath::evaluate_dict, m)?)?;
+    m.add_function(wrap_pyfunction!(dictpath::evaluate_dict_all, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_flat, m)?)?;
