@@ -209,19 +209,15 @@ impl<'a, 'py> DictWalk<'a, 'py> {
 }
 
 /// An exact `float`'s value, or an exact `int` that converts to a double;
-/// `None` for anything else (the general path decides).  Under the stable ABI
-/// a `float` is read through `PyFloat_AsDouble` (the `PyFloat_AS_DOUBLE` macro
-/// reads the object's layout, which the limited API hides).
+/// `None` for anything else (the general path decides).  A `float` is read
+/// from the object where its layout is known, else through `PyFloat_AsDouble`
+/// under the stable ABI (see `layout`).
 ///
 /// # Safety
 /// The GIL is held and `v` is a live object.
 pub(super) unsafe fn exact_number(v: *mut ffi::PyObject) -> Option<f64> {
     if ffi::PyFloat_CheckExact(v) != 0 {
-        #[cfg(not(Py_LIMITED_API))]
-        let x = ffi::PyFloat_AS_DOUBLE(v);
-        #[cfg(Py_LIMITED_API)]
-        let x = ffi::PyFloat_AsDouble(v);
-        Some(x)
+        Some(super::layout::float_value(v))
     } else if ffi::PyLong_CheckExact(v) != 0 {
         let x = ffi::PyLong_AsDouble(v);
         if x == -1.0 && !ffi::PyErr_Occurred().is_null() {
