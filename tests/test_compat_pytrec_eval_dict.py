@@ -111,9 +111,7 @@ def _both(qrels: dict, run: dict, measures: set[str], level: int, judged: bool) 
 def _takes(qrels: dict, run: dict, measures: set[str]) -> bool:
     """The dict path scores ``run`` itself (does not hand it on)."""
     ev = rl.RelevanceEvaluator(qrels, measures)
-    got = _ranklens.evaluate_dict(
-        ev._judged, ev._qrels.arrays, run, ev._qindex, ev._specs, 1.0, False
-    )
+    got = _ranklens.evaluate_dict(ev._judged, ev._qrels.arrays, run, ev._specs, 1.0, False)
     return got is not None
 
 

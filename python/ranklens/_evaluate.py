@@ -206,14 +206,13 @@ def _dict_run(
     judged = _ranklens.dict_judgments(q.arrays)
     if judged is None:
         return None
-    qids = q.query_ids
-    qindex = {qid: i for i, qid in enumerate(qids)}
     got = _ranklens.evaluate_dict_all(
-        judged, q.arrays, run, qindex, specs, level, threads, bool(judged_only), miss_nan
+        judged, q.arrays, run, specs, level, threads, bool(judged_only), miss_nan
     )
     if got is None:
         return None
     values, present, run_only = got
+    qids = q.query_ids
     missing = [qids[i] for i in np.flatnonzero(~present)]
     # The general path lists them in the encoded run's order: by UTF-8 bytes.
     ignored = sorted(run_only, key=lambda s: s.encode())

@@ -408,7 +408,6 @@ class RelevanceEvaluator:
                 self._judged,
                 self._qrels.arrays,
                 scores,
-                self._qindex,
                 self._specs,
                 float(self._level),
                 self._judged_only,
