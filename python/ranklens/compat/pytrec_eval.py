@@ -282,12 +282,19 @@ class RelevanceEvaluator:
         self._judged_only = bool(judged_only)
         self._build_plan(combined)
 
-        self._qindex: dict[str, int] = (
-            {q: i for i, q in enumerate(self._qrels.query_ids)} if self._qrels else {}
-        )
+        # {query id: encoded index}, for the general path only: built on its
+        # first use (17 ms of __init__ at 100k queries otherwise).
+        self._qindex_built: dict[str, int] | None = None
         # Tables of the judged ids (by the hash of their UTF-8), for scoring
         # dict runs without encoding them; built from the encoded qrels.
         self._judged = _ranklens.dict_judgments(self._qrels.arrays) if self._qrels else None
+
+    @property
+    def _qindex(self) -> dict[str, int]:
+        if self._qindex_built is None:
+            ids = self._qrels.query_ids if self._qrels else []
+            self._qindex_built = {q: i for i, q in enumerate(ids)}
+        return self._qindex_built
 
     # -- measure names, exactly as pytrec_eval ---------------------------------
     def _expand_nicknames(self, measures: Iterable[str]) -> set[str]:
