@@ -10,6 +10,10 @@ documents, queries missing on either side, ``int`` scores, and keys and values t
 dict path leaves to the general path (``str`` subclasses, ``int``/``bool``/``None``
 keys, ``bool``/numpy/``str`` scores, NaN, infinities, huge ``int``s), and judged ids
 given as ``str`` subclasses (matched by their text on either path).
+
+``ranklens.evaluate(dict, dict)`` takes the same walk (``evaluate_dict_all``: scores as
+doubles, every qrels query); it is compared with its own general path (``Run(dict)``,
+then ``evaluate``) the same way: values, query lists, warnings, errors.
 """
 
 from __future__ import annotations

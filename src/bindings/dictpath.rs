@@ -27,20 +27,50 @@
 //! build for Windows before 3.10 (no borrowed UTF-8): the general path.
 //!
 //! Where the time goes (`perf`, the 10,000 x 100 data of
-//! `benches/bench_compat.py`, `evaluate_dict` alone, a build for CPython 3.11
-//! without LTO, one thread, load average 2.5-5 from other jobs, 2026-11-25):
-//! ~50 ns of CPU a run entry.  Of the samples: `PyDict_Next` ~12% (the first
-//! touch of each key); the judged-id probe ~12% and the text compare of a
-//! hash match ~8% (`memcmp`); the walk, the value reads and the ranking (an
-//! integer sort, bytes compared only in ties) ~15%; the kernels ~11%
-//! (`score_rows`, `PrefixBuf::build`); the keys' UTF-8 and hash calls ~5%;
-//! the rest is the profiled script's own loading of the data.  On the
-//! 100,000 x 100 data (10M entries, CPU, one thread) the drop-in's 5 measure
-//! call is `__init__` ~0.19 s (the qrels encoded 0.07-0.11 s, the query
-//! index 0.02 s, [`dict_judgments`] ~0.09 s, a third of it first-touch page
-//! faults of its tables), `evaluate_dict` 0.49-0.53 s and the result dicts
-//! ~0.10 s, against pytrec_eval's ~2.8 s: ~3.5x, where issue #15 asks 6x
-//! (~0.47 s in all).
+//! `benches/bench_compat.py`, `evaluate_dict` alone, the LTO build for the
+//! stable ABI on CPython 3.11, one thread, load average 2-3 from other jobs,
+//! 2026-11-27, commit c6549cd): ~46 ns of CPU a run entry (48-51 before the
+//! changes below, alternating builds).  Of the samples: [`walk`] itself
+//! ~33% (inlined: the type checks, the judged-id probe, the rank keys, the
+//! ranking, the chunk buffers); `PyDict_Next` ~12% (the first touch of each
+//! key); the kernels ~12% (`Chunks::one`, `PrefixBuf::build`); `memcmp`
+//! ~3% (the text of a hash match, tied ids); the UTF-8 hash ~3%; the query
+//! lookup ~3%; the rest is the profiled script's own loading of the data.
+//! On the 100,000 x 100 data (10M entries, CPU, one thread, load ~2) the
+//! drop-in's 5 measure call is `__init__` ~0.13 s (0.22 s before), the
+//! walk and kernels ~0.46 s and the result dicts ~0.1 s: 0.61-0.70 s against
+//! pytrec_eval's 2.7-3.0 s, 4.2-4.4x (3.5-3.6x for the previous build in the
+//! same session); issue #15 asks 6x (~0.47 s in all), which would need the
+//! walk at ~25 ns an entry.  MTEB's measure set: 3.8-4.0x (5x asked).
+//!
+//! Changed, 2026-11-27: the judged-id tables are built from the encoded
+//! qrels (a foldhash of each id's UTF-8), without the GIL, instead of from
+//! the qrels' `str` objects and their Python hashes: `__init__` no longer
+//! walks the qrels a second time nor copies their ids (221 -> 128 ms at
+//! 100k queries, 1M judgments, CPU, best of 5, load ~3); a run key's UTF-8
+//! is hashed instead of reading its cached Python hash, no slower (the key
+//! is touched for its type and text anyway).  The run's query ids are
+//! matched through a table of the qrels' own query ids, not a `{query id:
+//! index}` dict, whose lookup was ~6% of the samples (its index, entry,
+//! stored key and that key's text each a cache miss); the dict is no longer
+//! built in `__init__` (17 ms at 100k queries).  Keys and scores are read
+//! from the objects where the layout is known (`bindings::layout`).  The
+//! same walk serves `ranklens.evaluate(dict, dict)`
+//! ([`evaluate_dict_all`]: scores as doubles, every qrels query, the missing
+//! and ignored lists as the general path gives them): 0.54-0.60 s against
+//! 0.69-0.73 s with `Run(dict)` (100k x 100, 5 set, CPU, one thread), 4.9-5.2x
+//! pytrec_eval where #15 asks 8x.  A kernel's error hands the input to the
+//! general path too, so that the error names the query it names (qrels
+//! order) after the caller's warnings.  Ctrl-C is not seen during the walk
+//! (it holds the GIL and runs no Python code), as in the drop-in before.
+//!
+//! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
+//! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
+//! `PyDict_SetItem` on a copy of the previous query's dict ~26%, freeing the
+//! previous result's dicts ~7%, the floats' allocation; the limited API has
+//! no presized dict nor a store by position, so nothing was tried.  For
+//! MTEB's 35 measures that is ~0.3 s of the call at 100k queries (freeing the
+//! previous result included), the largest part after the walk.
 //!
 //! Measured and changed: one buffer of pending rows for the whole run (24
 //! bytes an entry) spent ~17% of the samples in first-touch page faults; the
@@ -57,7 +87,8 @@
 //! growing them query by query: no change (`dict_judgments` 97-103 ms either
 //! way on 1M judgments, quick build, idle machine); its time is the first
 //! touch of each judged `str`, which encoding the qrels in `__init__` pays a
-//! second time: one walk doing both is what is left there.
+//! second time (since 2026-11-27 the tables come from the encoded qrels, and
+//! the arena of copied ids is gone with that: the qrels' own is read).
 
 // Where the path is off (see above) its scoring half is unused.
 #![cfg_attr(

@@ -18,6 +18,10 @@
 //! 16) and its `state` bits `compact` and `ascii` (offset 32, bits 5 and 6 on
 //! every version listed), the text right after the struct (offset 48 up to
 //! 3.11, which had `wstr`; 40 from 3.12), `PyFloatObject.ob_fval` (offset 16).
+//! Tried on CPython 3.9, 3.10, 3.11, 3.12 and 3.13 (2026-11-27): `Run(dict)`
+//! round-trips ASCII and non-ASCII ids and scores exactly, the dict paths
+//! equal the general ones, and `perf` shows no call left to
+//! `PyUnicode_AsUTF8AndSize` or `PyFloat_AsDouble`.
 
 // A stable-ABI build for Windows before 3.10 borrows no UTF-8: unused there.
 #![cfg_attr(not(any(not(Py_LIMITED_API), Py_3_10, unix)), allow(dead_code))]
