@@ -19,6 +19,7 @@ then ``evaluate``) the same way: values, query lists, warnings, errors.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from typing import Any
 from unittest import mock
@@ -329,3 +330,20 @@ def test_evaluate_dict_path_other_options_take_the_general_path() -> None:
     for kw in ({"ties": "input"}, {"max_docs": 1}, {"empty": "nan"}, {"backend": "python"}):
         fast, general = _evaluate_both(qrels, run, ["P@1", "map"], **kw)
         assert fast == general, kw
+
+
+def test_bad_thread_setting_is_the_general_paths_error(monkeypatch: Any) -> None:
+    """A bad ``RANKLENS_NUM_THREADS`` is raised where the general path raises it:
+    after the run's own checks."""
+    qrels = {"q": {"a": 1}}
+    evaluators = [rl.RelevanceEvaluator(qrels, {"map"}) for _ in range(4)]
+    monkeypatch.setenv("RANKLENS_NUM_THREADS", "many")
+    for run in ({"q": {"a": 1.0}}, {"q": {"a": float("nan")}}):
+        fast, general = _evaluate_both(qrels, run, ["map"])
+        assert fast == general
+        assert fast[0][0] is RanklensInputError
+        ev, other = evaluators.pop(), evaluators.pop()
+        other._judged = None  # the general path
+        assert _outcome(functools.partial(ev.evaluate, run)) == _outcome(
+            functools.partial(other.evaluate, run)
+        )
