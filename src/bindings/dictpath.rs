@@ -39,9 +39,10 @@
 //! On the 100,000 x 100 data (10M entries, CPU, one thread, load ~2) the
 //! drop-in's 5 measure call is `__init__` ~0.13 s (0.22 s before), the
 //! walk and kernels ~0.46 s and the result dicts ~0.1 s: 0.61-0.70 s against
-//! pytrec_eval's 2.7-3.0 s, 4.2-4.4x (3.5-3.6x for the previous build in the
-//! same session); issue #15 asks 6x (~0.47 s in all), which would need the
-//! walk at ~25 ns an entry.  MTEB's measure set: 3.8-4.0x (5x asked).
+//! pytrec_eval's 2.7-3.0 s, 4.1-4.4x in three runs (3.4-3.6x for the
+//! previous build in the same session); issue #15 asks 6x (~0.47 s in all),
+//! which would need the walk at ~25 ns an entry.  MTEB's measure set:
+//! 3.8-4.1x (3.3-4.0x before; 5x asked).
 //!
 //! Changed, 2026-11-27: the judged-id tables are built from the encoded
 //! qrels (a foldhash of each id's UTF-8), without the GIL, instead of from
@@ -57,9 +58,9 @@
 //! from the objects where the layout is known (`bindings::layout`).  The
 //! same walk serves `ranklens.evaluate(dict, dict)`
 //! ([`evaluate_dict_all`]: scores as doubles, every qrels query, the missing
-//! and ignored lists as the general path gives them): 0.54-0.60 s against
-//! 0.69-0.73 s with `Run(dict)` (100k x 100, 5 set, CPU, one thread), 4.9-5.2x
-//! pytrec_eval where #15 asks 8x.  A kernel's error, a bad
+//! and ignored lists as the general path gives them): 0.52-0.55 s against
+//! 0.67-0.73 s with `Run(dict)` (100k x 100, 5 set, CPU, one thread, three
+//! runs each), 4.9-5.2x pytrec_eval (3.7-3.9x before) where #15 asks 8x.  A kernel's error, a bad
 //! `RANKLENS_NUM_THREADS` or a pool that cannot start hand the input to the
 //! general path too, so that its error comes as it comes there (after the
 //! run's checks and the caller's warnings; a kernel's names the first query
