@@ -1,5 +1,5 @@
 """The pytrec_eval drop-in's dict path (``_ranklens.evaluate_dict``: run dicts scored
-against the judged ids as ``str`` objects, without encoding a ``Run``) against its
+against tables of the judged ids, without encoding a ``Run``) against its
 general path (encode the run, then ``evaluate``), on the same evaluator.
 
 The two must agree exactly: the same queries and keys in the same order, the same
@@ -8,23 +8,35 @@ path hands any input it does not take to the general path).  Inputs: ties (also
 after the rounding to 32-bit floats), unicode ids, unjudged and negative-label
 documents, queries missing on either side, ``int`` scores, and keys and values the
 dict path leaves to the general path (``str`` subclasses, ``int``/``bool``/``None``
-keys, ``bool``/numpy/``str`` scores, NaN, infinities, huge ``int``s).
+keys, ``bool``/numpy/``str`` scores, NaN, infinities, huge ``int``s), and judged ids
+given as ``str`` subclasses (matched by their text on either path).
+
+``ranklens.evaluate(dict, dict)`` takes the same walk (``evaluate_dict_all``: scores as
+doubles, every qrels query); it is compared with its own general path (``Run(dict)``,
+then ``evaluate``) the same way: values, query lists, warnings, errors.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import warnings
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ranklens
+from ranklens import _evaluate as _evaluate_module
 from ranklens import _ranklens
 from ranklens.compat import pytrec_eval as rl
+from ranklens.errors import RanklensInputError
 
 
 class Sub(str):
-    """A ``str`` subclass: the general path's business."""
+    """A ``str`` subclass: the general path's business in a run."""
 
 
 DOCS = ["a", "b", "d1", "d10", "d2", "é", "日本", "z", "Z", "a b"]
@@ -57,6 +69,10 @@ def inputs(draw: st.DrawFn, odd: bool) -> tuple[dict, dict]:
     for qid in draw(st.lists(st.sampled_from(QIDS), unique=True, max_size=4)):
         docs = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=8))
         labels = {d: draw(st.sampled_from([-1, 0, 1, 2, 3])) for d in docs}
+        if odd and labels and draw(st.booleans()):
+            # A judged id as a str subclass: matched by its text all the same.
+            first = next(iter(labels))
+            labels = {Sub(first): labels.pop(first), **labels}
         if labels and draw(st.integers(0, 3)) > 0:
             qrels[qid] = labels
         if draw(st.integers(0, 4)) > 0:
@@ -100,9 +116,7 @@ def _both(qrels: dict, run: dict, measures: set[str], level: int, judged: bool) 
 def _takes(qrels: dict, run: dict, measures: set[str]) -> bool:
     """The dict path scores ``run`` itself (does not hand it on)."""
     ev = rl.RelevanceEvaluator(qrels, measures)
-    got = _ranklens.evaluate_dict(
-        ev._judged, ev._qrels.arrays, run, ev._qindex, ev._specs, 1.0, False
-    )
+    got = _ranklens.evaluate_dict(ev._judged, ev._qrels.arrays, run, ev._specs, 1.0, False)
     return got is not None
 
 
@@ -178,7 +192,158 @@ def test_dict_subclasses_take_the_dict_path() -> None:
     assert [q for q, _ in fast] == ["q", "r"]
 
 
-def test_subclass_qrels_keep_the_general_path() -> None:
-    ev = rl.RelevanceEvaluator({"q": {Sub("a"): 1}}, {"map"})
-    assert ev._judged is None
-    assert ev.evaluate({"q": {"a": 1.0}}) == {"q": {"map": 1.0}}
+def test_subclass_qrels_take_the_dict_path() -> None:
+    """The judged ids are matched by their UTF-8 text, as the general path matches
+    them: ``str`` subclasses in the qrels change nothing."""
+    qrels = {"q": {Sub("a"): 1, "b": 0}, Sub("r"): {Sub("c"): 2}}
+    run = {"q": {"a": 1.0, "b": 2.0}, "r": {"c": 0.5, "a": 0.7}}
+    m = {"map", "P.1", "ndcg_cut.2"}
+    assert _takes(qrels, run, m)
+    fast, general = _both(qrels, run, m, 1, False)
+    assert fast == general
+    assert [q for q, _ in fast] == ["q", "r"]
+
+
+def test_query_id_without_utf8_is_handed_on() -> None:
+    """A run query id with a lone surrogate is the general path's business (an
+    error for ``ranklens.evaluate``), also for a query the qrels lack."""
+    qrels = {"q": {"a": 1}}
+    run = {"\ud800": {"a": 1.0}}
+    assert not _takes(qrels, run, {"map"})
+    fast, general = _both(qrels, run, {"map"}, 1, False)
+    assert fast == general == []
+    fast, general = _evaluate_both(qrels, run, ["map"])
+    assert fast == general
+    assert fast[0][0] is RanklensInputError
+
+
+# -- ranklens.evaluate(dict, dict): the same dict path, scores kept as doubles --
+
+NATIVE = [
+    ["ndcg@10", "map", "recall@100", "P@10", "mrr"],
+    ["P@1,3", "success@1,5", "map@2", "bpref", "num_ret", "num_rel_ret", "ndcg"],
+    ["first_rel_rank", "Rprec", "infAP", "set_F", "num_nonrel_judged_ret"],
+]
+
+
+def _evaluate_outcome(call: Any) -> Any:
+    """Everything a ``Results`` holds (values bit for bit), or the error; and the
+    warnings issued."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = call()
+        except Exception as e:  # the exception type and message are compared
+            out: Any = (type(e), str(e))
+        else:
+            out = (
+                res.query_ids,
+                [m.name for m in res.metrics],
+                [[float(v).hex() for v in row] for row in res.values.tolist()],
+                res.missing_queries,
+                res.ignored_queries,
+                res.skipped_queries,
+                {k: float(v).hex() for k, v in res.to_dict().items()},
+            )
+    return out, [(w.category, str(w.message)) for w in caught]
+
+
+def _evaluate_both(qrels: Any, run: Any, metrics: list[str], **kw: Any) -> tuple:
+    fast = _evaluate_outcome(lambda: ranklens.evaluate(qrels, run, metrics, **kw))
+    with mock.patch.object(_evaluate_module, "_dict_run", return_value=None):
+        general = _evaluate_outcome(lambda: ranklens.evaluate(qrels, run, metrics, **kw))
+    return fast, general
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    data=inputs(odd=False),
+    metrics=st.sampled_from(NATIVE),
+    level=st.sampled_from([1, 2, "positive"]),
+    judged=st.booleans(),
+    miss=st.sampled_from(["k+1", None]),
+    threads=st.sampled_from([None, 1, 2]),
+)
+def test_evaluate_dict_path_equals_general_path(
+    data, metrics: list[str], level: Any, judged: bool, miss: Any, threads: Any
+) -> None:
+    qrels, run = data
+    kw = {"relevance_level": level, "judged_only": judged, "miss": miss, "threads": threads}
+    fast, general = _evaluate_both(qrels, run, metrics, **kw)
+    assert fast == general
+
+
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(data=inputs(odd=True), judged=st.booleans())
+def test_evaluate_odd_input_same_result_or_error(data, judged: bool) -> None:
+    qrels, run = data
+    fast, general = _evaluate_both(qrels, run, NATIVE[0] + NATIVE[2], judged_only=judged)
+    assert fast == general
+
+
+def test_evaluate_takes_the_dict_path() -> None:
+    qrels = {"q": {"a": 1, "b": 0}, "r": {"c": 2}, "s": {}}
+    m = ["map", "P@1", "ndcg@2"]
+    for run, takes in (
+        ({"q": {"a": 1.0, "b": 2}, "x": {"a": 0.5}, "r": {}}, True),
+        ({}, True),
+        ({"q": {"a": float("nan")}}, False),
+        ({"q": [("a", 1.0)]}, False),
+        ({1: {"a": 1.0}}, False),
+        ({"q": {Sub("a"): 1.0}}, False),
+    ):
+        real = _evaluate_module._dict_run
+        got: list[Any] = []
+
+        def spy(*a: Any, _real: Any = real, _got: list[Any] = got) -> Any:
+            _got.append(_real(*a))
+            return _got[-1]
+
+        with mock.patch.object(_evaluate_module, "_dict_run", spy):
+            with contextlib.suppress(Exception):
+                ranklens.evaluate(qrels, run, m)
+        assert (got[0] is not None) == takes, run
+        fast, general = _evaluate_both(qrels, run, m)
+        assert fast == general, run
+
+
+def test_evaluate_dict_path_keeps_doubles_and_lists_queries() -> None:
+    """trec_eval 10.0: scores equal only once rounded to float32 do not tie (the
+    drop-in's do); missing and ignored queries as the general path lists them."""
+    qrels = {"q": {"a": 1, "b": 0}, "m": {"a": 1}, "10": {"z": 1}}
+    run = {"q": {"b": 1.0000000001, "a": 1.0}, "zz": {"a": 1.0}, "9": {}, "é": {"a": 2}}
+    fast, general = _evaluate_both(qrels, run, ["P@1", "map"])
+    assert fast == general
+    out = fast[0]
+    assert out[3] == ["10", "m"]  # missing, in qrels order
+    assert out[4] == ["9", "zz", "é"]  # ignored, by UTF-8 bytes
+    assert out[2][out[0].index("q")][0] == (0.0).hex()  # b (not relevant) first
+
+
+def test_evaluate_dict_path_other_options_take_the_general_path() -> None:
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0}}
+    for kw in ({"ties": "input"}, {"max_docs": 1}, {"empty": "nan"}, {"backend": "python"}):
+        fast, general = _evaluate_both(qrels, run, ["P@1", "map"], **kw)
+        assert fast == general, kw
+
+
+def test_bad_thread_setting_is_the_general_paths_error(monkeypatch: Any) -> None:
+    """A bad ``RANKLENS_NUM_THREADS`` is raised where the general path raises it:
+    after the run's own checks."""
+    qrels = {"q": {"a": 1}}
+    evaluators = [rl.RelevanceEvaluator(qrels, {"map"}) for _ in range(4)]
+    monkeypatch.setenv("RANKLENS_NUM_THREADS", "many")
+    for run in ({"q": {"a": 1.0}}, {"q": {"a": float("nan")}}):
+        fast, general = _evaluate_both(qrels, run, ["map"])
+        assert fast == general
+        assert fast[0][0] is RanklensInputError
+        ev, other = evaluators.pop(), evaluators.pop()
+        other._judged = None  # the general path
+        assert _outcome(functools.partial(ev.evaluate, run)) == _outcome(
+            functools.partial(other.evaluate, run)
+        )

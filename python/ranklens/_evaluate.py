@@ -121,12 +121,20 @@ def evaluate_levels(
     check_ties(ties)
     miss_nan = check_miss(miss)
     q = as_qrels(qrels)
-    r = as_run(run)
+    fast = None
+    if backend == "rust" and isinstance(run, dict) and q._subtopics is None:
+        if ties == "trec" and max_docs is None and empty == "zero" and len(q):
+            fast = _dict_run(q, run, native_specs(ms), level, nthreads, judged_only, miss_nan)
+    r = as_run(run) if fast is None else None
     if len(q) == 0:
         raise RanklensInputError("the qrels hold no query: nothing to evaluate")
     if warn_levels and len(q.labels):
         warn_unreached(float(q.labels.max()), ms, level)
-    if backend == "rust":
+    if fast is not None:
+        values, missing, ignored = fast
+        qids = q.query_ids
+    elif backend == "rust":
+        assert r is not None
         specs = native_specs(ms)
         values, run_index, run_only = _ranklens.evaluate(
             q.arrays,
@@ -172,10 +180,43 @@ def evaluate_levels(
         ignored = sorted((x for x in in_run if x not in in_qrels), key=lambda s: s.encode())
     else:
         raise RanklensInputError(f"backend must be 'rust' or 'python', got {backend!r}")
-    rows = _empty_rows(q, r) if empty != "zero" else np.empty(0, dtype=np.int64)
+    rows = np.empty(0, dtype=np.int64)
+    if empty != "zero":
+        assert r is not None
+        rows = _empty_rows(q, r)
     return Results._with_empty(
         ms, qids, values, missing, ignored, level, empty, rows, nan_misses(ms, miss_nan)
     )
+
+
+def _dict_run(
+    q: Qrels,
+    run: dict[Any, Any],
+    specs: list[Any],
+    level: float,
+    threads: int | None,
+    judged_only: bool,
+    miss_nan: bool,
+) -> tuple[np.ndarray, list[str], list[str]] | None:
+    """A run dict scored without encoding a :class:`Run` (``_ranklens.evaluate_dict_all``:
+    the common input, exact ``str`` ids and ``float``/``int`` scores, with the
+    default ties, cutoff and empty-query policy): ``(values, missing, ignored)`` as
+    the general path gives them, or ``None`` (any other input: the general path,
+    which gives every check and message)."""
+    judged = _ranklens.dict_judgments(q.arrays)
+    if judged is None:
+        return None
+    got = _ranklens.evaluate_dict_all(
+        judged, q.arrays, run, specs, level, threads, bool(judged_only), miss_nan
+    )
+    if got is None:
+        return None
+    values, present, run_only = got
+    qids = q.query_ids
+    missing = [qids[i] for i in np.flatnonzero(~present)]
+    # The general path lists them in the encoded run's order: by UTF-8 bytes.
+    ignored = sorted(run_only, key=lambda s: s.encode())
+    return values, missing, ignored
 
 
 def _empty_rows(q: Qrels, r: Run) -> np.ndarray:

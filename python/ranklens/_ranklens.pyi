@@ -21,6 +21,7 @@ __all__ = [
     "evaluate",
     "evaluate_dense",
     "evaluate_dict",
+    "evaluate_dict_all",
     "evaluate_flat",
     "evaluate_prefs",
     "evaluate_topk",
@@ -69,18 +70,25 @@ def decode_vocab(bytes: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -
 def nested_dict(
     rows: list[str], columns: list[str], values: npt.NDArray[np.float64]
 ) -> dict[str, dict[str, float]]: ...
-def dict_judgments(
-    qrels: dict[str, dict[str, int]], qindex: dict[str, int], arrays: _Encoded
-) -> DictJudgments | None: ...
+def dict_judgments(arrays: _Encoded) -> DictJudgments | None: ...
 def evaluate_dict(
     judged: DictJudgments,
     qrels: _Encoded,
     scores: Any,
-    qindex: dict[str, int],
     metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
     relevance_level: float,
     judged_only: bool,
 ) -> tuple[list[str], npt.NDArray[np.float64]] | None: ...
+def evaluate_dict_all(
+    judged: DictJudgments,
+    qrels: _Encoded,
+    scores: Any,
+    metrics: list[tuple[str, int | None, float | None, list[tuple[str, float]]]],
+    relevance_level: float,
+    threads: int | None,
+    judged_only: bool,
+    miss_nan: bool,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], list[str]] | None: ...
 def stats_resample(
     diffs: npt.NDArray[np.float64],
     test: str,

@@ -6,11 +6,10 @@
 //! numbers: its score (rounded to a 32-bit float, as trec_eval stores it),
 //! the judged entry it matches (or none) and, for tied scores only, its id's
 //! bytes.  [`DictJudgments`] holds, per judged query, an open-addressing
-//! table of the judged document ids by their Python hash (cached in each
-//! `str`: a run key's was computed by the dict that holds it) and the ids'
-//! UTF-8 side by side in one arena; a run key is matched by hash, then by its
-//! UTF-8 (borrowed from the object) against the arena's copy, so its bytes
-//! are never copied or hashed by us.  A query's entries are put in
+//! table of the judged document ids by a hash of their UTF-8, built from the
+//! encoded qrels without the GIL (no second walk of the qrels objects); a run
+//! key is matched by that hash of its UTF-8 (borrowed from the object), then
+//! by its text against the qrels' own arena.  A query's entries are put in
 //! trec_eval's order (score descending, then document id descending by
 //! bytes; rows already in that order are not sorted) under the GIL, the ids'
 //! UTF-8 borrowed from the live keys; the kernels then run without the GIL,
@@ -20,30 +19,61 @@
 //! The path takes only the common input: exact `str` query and document ids
 //! with a UTF-8 form, `dict`s (subclasses such as `parse_run`'s `defaultdict`
 //! included: read with `PyDict_Next`, as the general path reads them), exact
-//! `float` or `int` scores that are
-//! finite as doubles, and judgments whose ids are all exact `str`s.  On
-//! anything else it returns `None` before any Python code runs, and the
-//! drop-in takes the general path (encode a `Run`, then `evaluate`), which
+//! `float` or `int` scores that are finite as doubles.  On anything else it
+//! returns `None` before any Python code runs, and the drop-in takes the general path (encode a `Run`, then `evaluate`), which
 //! gives every check and message; run-only queries are read too, so that
 //! their errors are the general path's.  Not on free-threaded Python (the
 //! borrowed keys would need every inner dict locked) nor in a stable-ABI
 //! build for Windows before 3.10 (no borrowed UTF-8): the general path.
 //!
 //! Where the time goes (`perf`, the 10,000 x 100 data of
-//! `benches/bench_compat.py`, `evaluate_dict` alone, a build for CPython 3.11
-//! without LTO, one thread, load average 2.5-5 from other jobs, 2026-11-25):
-//! ~50 ns of CPU a run entry.  Of the samples: `PyDict_Next` ~12% (the first
-//! touch of each key); the judged-id probe ~12% and the text compare of a
-//! hash match ~8% (`memcmp`); the walk, the value reads and the ranking (an
-//! integer sort, bytes compared only in ties) ~15%; the kernels ~11%
-//! (`score_rows`, `PrefixBuf::build`); the keys' UTF-8 and hash calls ~5%;
-//! the rest is the profiled script's own loading of the data.  On the
-//! 100,000 x 100 data (10M entries, CPU, one thread) the drop-in's 5 measure
-//! call is `__init__` ~0.19 s (the qrels encoded 0.07-0.11 s, the query
-//! index 0.02 s, [`dict_judgments`] ~0.09 s, a third of it first-touch page
-//! faults of its tables), `evaluate_dict` 0.49-0.53 s and the result dicts
-//! ~0.10 s, against pytrec_eval's ~2.8 s: ~3.5x, where issue #15 asks 6x
-//! (~0.47 s in all).
+//! `benches/bench_compat.py`, `evaluate_dict` alone, the LTO build for the
+//! stable ABI on CPython 3.11, one thread, load average 2-3 from other jobs,
+//! 2026-11-27, commit c6549cd): ~46 ns of CPU a run entry (48-51 before the
+//! changes below, alternating builds).  Of the samples: [`walk`] itself
+//! ~33% (inlined: the type checks, the judged-id probe, the rank keys, the
+//! ranking, the chunk buffers); `PyDict_Next` ~12% (the first touch of each
+//! key); the kernels ~12% (`Chunks::one`, `PrefixBuf::build`); `memcmp`
+//! ~3% (the text of a hash match, tied ids); the UTF-8 hash ~3%; the query
+//! lookup ~3%; the rest is the profiled script's own loading of the data.
+//! On the 100,000 x 100 data (10M entries, CPU, one thread, load ~2) the
+//! drop-in's 5 measure call is `__init__` ~0.13 s (0.22 s before), the
+//! walk and kernels ~0.46 s and the result dicts ~0.1 s: 0.61-0.70 s against
+//! pytrec_eval's 2.7-3.0 s, 4.1-4.4x in three runs (3.4-3.6x for the
+//! previous build in the same session); issue #15 asks 6x (~0.47 s in all),
+//! which would need the walk at ~25 ns an entry.  MTEB's measure set:
+//! 3.8-4.1x (3.3-4.0x before; 5x asked).
+//!
+//! Changed, 2026-11-27: the judged-id tables are built from the encoded
+//! qrels (a foldhash of each id's UTF-8), without the GIL, instead of from
+//! the qrels' `str` objects and their Python hashes: `__init__` no longer
+//! walks the qrels a second time nor copies their ids (221 -> 128 ms at
+//! 100k queries, 1M judgments, CPU, best of 5, load ~3); a run key's UTF-8
+//! is hashed instead of reading its cached Python hash, no slower (the key
+//! is touched for its type and text anyway).  The run's query ids are
+//! matched through a table of the qrels' own query ids, not a `{query id:
+//! index}` dict, whose lookup was ~6% of the samples (its index, entry,
+//! stored key and that key's text each a cache miss); the dict is no longer
+//! built in `__init__` (17 ms at 100k queries).  Keys and scores are read
+//! from the objects where the layout is known (`bindings::layout`).  The
+//! same walk serves `ranklens.evaluate(dict, dict)`
+//! ([`evaluate_dict_all`]: scores as doubles, every qrels query, the missing
+//! and ignored lists as the general path gives them): 0.52-0.55 s against
+//! 0.67-0.73 s with `Run(dict)` (100k x 100, 5 set, CPU, one thread, three
+//! runs each), 4.9-5.2x pytrec_eval (3.7-3.9x before) where #15 asks 8x.  A kernel's error, a bad
+//! `RANKLENS_NUM_THREADS` or a pool that cannot start hand the input to the
+//! general path too, so that its error comes as it comes there (after the
+//! run's checks and the caller's warnings; a kernel's names the first query
+//! in qrels order).  Ctrl-C is not seen during the walk
+//! (it holds the GIL and runs no Python code), as in the drop-in before.
+//!
+//! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
+//! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
+//! `PyDict_SetItem` on a copy of the previous query's dict ~26%, freeing the
+//! previous result's dicts ~7%, the floats' allocation; the limited API has
+//! no presized dict nor a store by position, so nothing was tried.  For
+//! MTEB's 35 measures that is ~0.3 s of the call at 100k queries (freeing the
+//! previous result included), the largest part after the walk.
 //!
 //! Measured and changed: one buffer of pending rows for the whole run (24
 //! bytes an entry) spent ~17% of the samples in first-touch page faults; the
@@ -60,7 +90,8 @@
 //! growing them query by query: no change (`dict_judgments` 97-103 ms either
 //! way on 1M judgments, quick build, idle machine); its time is the first
 //! touch of each judged `str`, which encoding the qrels in `__init__` pays a
-//! second time: one walk doing both is what is left there.
+//! second time (since 2026-11-27 the tables come from the encoded qrels, and
+//! the arena of copied ids is gone with that: the qrels' own is read).
 
 // Where the path is off (see above) its scoring half is unused.
 #![cfg_attr(
@@ -73,18 +104,20 @@ use super::{to_py, SideArrays};
 use crate::core::error::Error;
 use crate::core::eval::{self, key_score, rank_key, RankScratch, Ranking};
 use crate::core::metrics::MetricSpec;
+use hashbrown::DefaultHashBuilder;
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
+use std::hash::BuildHasher;
 
 /// No judged entry.
 const NONE: u32 = u32::MAX;
 
-/// The judged documents of pytrec_eval-style qrels, as `str` objects, for
-/// matching run keys without reading their text (see the module note).
+/// The judged documents of encoded qrels, for matching run keys by the hash
+/// of their UTF-8 (see the module note).
 #[pyclass(frozen, module = "ranklens._ranklens")]
 pub(super) struct DictJudgments {
     /// Qrels row offsets per encoded query.
@@ -96,62 +129,103 @@ pub(super) struct DictJudgments {
     /// slot, so that a probe for an unjudged id (most of them) touches one
     /// or two cache lines of the query's table and nothing else.
     table: Vec<u64>,
-    /// Each judged row's id: (start, length) of its UTF-8 in `text`.
-    ids: Vec<(usize, usize)>,
-    /// The judged ids' UTF-8, a query's ids side by side.
-    text: Vec<u8>,
+    /// The query ids, open addressing as `table` (tag and query + 1), one
+    /// table for all; `queries.len() - 1` is its mask.  Why not a `dict`
+    /// `{query id: index}`: its lookup touches its index, its entry, the
+    /// stored key object and that key's text, each a cache miss for a key
+    /// that is not the run's own object (~6% of `evaluate_dict`'s samples).
+    queries: Vec<u64>,
+    /// Hashes an id's UTF-8, for the tables and for the run keys alike.
+    hasher: DefaultHashBuilder,
 }
 
 /// The high half of a hash, as kept in a table slot.
 #[inline]
-fn tag(hash: ffi::Py_hash_t) -> u64 {
-    (hash as u64) & 0xffff_ffff_0000_0000
-}
-
-/// `PyDict_GetItemWithError` for an exact `str` key of `index` (a dict
-/// `{query id: encoded index}`): the index, or `None` when absent.
-///
-/// # Safety
-/// The GIL is held and `key` is a live exact `str` (no Python code runs).
-unsafe fn index_of(index: &Bound<'_, PyDict>, key: *mut ffi::PyObject) -> PyResult<Option<usize>> {
-    let v = ffi::PyDict_GetItemWithError(index.as_ptr(), key);
-    if v.is_null() {
-        if !ffi::PyErr_Occurred().is_null() {
-            return Err(PyErr::fetch(index.py()));
-        }
-        return Ok(None);
-    }
-    let i = ffi::PyLong_AsSsize_t(v);
-    if i < 0 {
-        ffi::PyErr_Clear();
-        return Ok(None);
-    }
-    Ok(Some(i as usize))
-}
-
-/// The hash of a live exact `str` (cached in the object; never fails).
-///
-/// # Safety
-/// The GIL is held and `k` is a live exact `str`.
-unsafe fn str_hash(py: Python<'_>, k: *mut ffi::PyObject) -> PyResult<ffi::Py_hash_t> {
-    let h = ffi::PyObject_Hash(k);
-    if h == -1 {
-        return Err(PyErr::fetch(py));
-    }
-    Ok(h)
+fn tag(hash: u64) -> u64 {
+    hash & 0xffff_ffff_0000_0000
 }
 
 impl DictJudgments {
-    /// Query `qi`'s table: (first slot, mask).
+    /// The tables of encoded qrels `q`; `None` for a query of 2^32 - 1
+    /// judged rows or more (the general path then).
+    fn build(q: &eval::Side<'_>) -> Option<DictJudgments> {
+        let offsets: Vec<usize> = q.offsets.iter().map(|&o| o.max(0) as usize).collect();
+        let hasher = DefaultHashBuilder::default();
+        let mut spans = Vec::with_capacity(offsets.len().saturating_sub(1));
+        let mut table = Vec::new();
+        for w in offsets.windows(2) {
+            let n = w[1].saturating_sub(w[0]);
+            if n >= u32::MAX as usize {
+                return None;
+            }
+            let size = (2 * n).next_power_of_two().max(4);
+            let (start, mask) = (table.len(), size - 1);
+            table.resize(start + size, 0u64);
+            for (j, &d) in q.doc_ids.get(w[0]..w[1])?.iter().enumerate() {
+                let hash = hasher.hash_one(q.docs.get(d as usize));
+                // Ids within a query are distinct (checked by the encoder).
+                let mut slot = hash as usize & mask;
+                while table[start + slot] != 0 {
+                    slot = (slot + 1) & mask;
+                }
+                table[start + slot] = tag(hash) | (j as u64 + 1);
+            }
+            spans.push((start, mask));
+        }
+        let nq = q.num_queries();
+        let size = (2 * nq).next_power_of_two().max(4);
+        let mut queries = vec![0u64; size];
+        for i in 0..nq {
+            let hash = hasher.hash_one(q.queries.get(i));
+            let mut slot = hash as usize & (size - 1);
+            while queries[slot] != 0 {
+                slot = (slot + 1) & (size - 1);
+            }
+            queries[slot] = tag(hash) | (i as u64 + 1);
+        }
+        Some(DictJudgments {
+            offsets,
+            spans,
+            table,
+            queries,
+            hasher,
+        })
+    }
+
+    /// The index of the qrels query of UTF-8 `text` (`q`: the qrels the tables
+    /// were built from), or `None`.
+    #[inline]
+    fn query(&self, text: &[u8], q: &eval::Side<'_>) -> Option<usize> {
+        let hash = self.hasher.hash_one(text);
+        let mask = self.queries.len().checked_sub(1)?;
+        let mut slot = hash as usize & mask;
+        loop {
+            let t = *self.queries.get(slot)?;
+            if t == 0 {
+                return None;
+            }
+            if t & 0xffff_ffff_0000_0000 == tag(hash) {
+                let i = (t as u32).wrapping_sub(1) as usize;
+                if q.queries.get(i) == text {
+                    return Some(i);
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// Query `qi`'s table: (first slot, mask, first qrels row).
     fn table_of(&self, qi: usize) -> Option<(usize, usize, usize)> {
         let (start, mask) = self.spans.get(qi).copied()?;
         Some((start, mask, self.offsets.get(qi).copied()?))
     }
 
-    /// The judged row (within its query, whose table is `at` and first row
-    /// `base`) of the id of hash `hash` and UTF-8 `text`, or `NONE`.
+    /// The judged row (within its query, whose table is `at`) of the id of
+    /// UTF-8 `text` and hash `hash` (of `self.hasher`), or `NONE`; the text
+    /// is compared with the qrels' own (`q`, the qrels the tables were built
+    /// from).
     #[inline]
-    fn find(&self, at: (usize, usize, usize), hash: ffi::Py_hash_t, text: &[u8]) -> u32 {
+    fn find(&self, at: (usize, usize, usize), hash: u64, text: &[u8], q: &eval::Side<'_>) -> u32 {
         let (start, mask, base) = at;
         let mut slot = hash as usize & mask;
         loop {
@@ -163,10 +237,10 @@ impl DictJudgments {
             }
             if t & 0xffff_ffff_0000_0000 == tag(hash) {
                 let row = (t as u32).wrapping_sub(1);
-                let judged = self
-                    .ids
+                let judged = q
+                    .doc_ids
                     .get(base + row as usize)
-                    .and_then(|&(a, n)| self.text.get(a..a + n));
+                    .map(|&d| q.docs.get(d as usize));
                 // Equal texts have equal hashes: the tag only filters.
                 if judged == Some(text) {
                     return row;
@@ -177,127 +251,31 @@ impl DictJudgments {
     }
 }
 
-/// A judged id's UTF-8, borrowed from the object; `None` where the API does
-/// not lend it (a stable-ABI build for Windows before 3.10), which leaves the
-/// drop-in on the general path.
-///
-/// # Safety
-/// The GIL is held and `doc` is a live exact `str`; the bytes are copied
-/// before any Python code runs.
-unsafe fn judged_utf8<'a>(doc: *mut ffi::PyObject) -> Option<&'a [u8]> {
-    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
-    {
-        super::utf8_raw(doc)
-    }
-    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
-    {
-        let _ = doc;
-        None
-    }
-}
-
-/// [`DictJudgments`] of `qrels` (`{query: {doc: label}}`, every query
-/// non-empty, already encoded with pytrec_eval's checks as `arrays`;
-/// `qindex`: `{query id: encoded index}`), or `None` when an id is not an
-/// exact `str` (a subclass may hash as it likes): the drop-in then always
-/// takes the general path.
+/// [`DictJudgments`] of encoded qrels (`arrays`), built without the GIL;
+/// `None` when a query has 2^32 - 1 judged rows or more.
 #[pyfunction]
 pub(super) fn dict_judgments(
     py: Python<'_>,
-    qrels: &Bound<'_, PyDict>,
-    qindex: &Bound<'_, PyDict>,
     arrays: SideArrays<'_>,
 ) -> PyResult<Option<DictJudgments>> {
-    let offsets: Vec<usize> = arrays
-        .2
-        .as_slice()
-        .map_err(super::non_contiguous)?
-        .iter()
-        .map(|&o| o.max(0) as usize)
-        .collect();
-    let nq = offsets.len().saturating_sub(1);
-    let nrows = offsets.last().copied().unwrap_or(0);
-    let mut ids = vec![(usize::MAX, 0); nrows];
-    let mut hashes = vec![0; nrows];
-    // The id bytes, guessed at 24 a row (one growth or two past it).
-    let mut text = Vec::with_capacity(nrows.saturating_mul(24));
-    let mut filled = vec![false; nq];
-    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY (the walks): the GIL is held and no Python code runs in this
-    // loop (exact types only, `str` hashes and UTF-8), so the dicts cannot
-    // change and borrowed entries stay valid; the bytes are copied at once.
-    while unsafe { ffi::PyDict_Next(qrels.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
-        if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
-            return Ok(None);
-        }
-        let Some(qi) = (unsafe { index_of(qindex, k)? }) else {
-            return Ok(None);
-        };
-        let (Some(&a), Some(&b)) = (offsets.get(qi), offsets.get(qi + 1)) else {
-            return Ok(None);
-        };
-        if filled.get(qi) != Some(&false) || (b - a) as isize != unsafe { ffi::PyDict_Size(v) } {
-            return Ok(None);
-        }
-        filled[qi] = true;
-        let (mut dpos, mut doc, mut label) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-        let mut row = a;
-        while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut doc, &mut label) } != 0 {
-            if unsafe { ffi::PyUnicode_CheckExact(doc) } == 0 || row >= b {
-                return Ok(None);
-            }
-            let hash = unsafe { str_hash(py, doc)? };
-            let Some(bytes) = (unsafe { judged_utf8(doc) }) else {
-                return Ok(None);
-            };
-            ids[row] = (text.len(), bytes.len());
-            text.extend_from_slice(bytes);
-            hashes[row] = hash;
-            row += 1;
-        }
-    }
-    if ids.iter().any(|&(a, _)| a == usize::MAX) {
-        return Ok(None);
-    }
-    let mut spans = Vec::with_capacity(nq);
-    let mut table = Vec::new();
-    for w in offsets.windows(2) {
-        let n = w[1] - w[0];
-        if n >= u32::MAX as usize {
-            return Ok(None);
-        }
-        let size = (2 * n).next_power_of_two().max(4);
-        let (start, mask) = (table.len(), size - 1);
-        table.resize(start + size, 0u64);
-        for (j, &hash) in hashes[w[0]..w[1]].iter().enumerate() {
-            // Ids within a query are distinct (exact `str` keys of a dict).
-            let mut slot = hash as usize & mask;
-            while table[start + slot] != 0 {
-                slot = (slot + 1) & mask;
-            }
-            table[start + slot] = tag(hash) | (j as u64 + 1);
-        }
-        spans.push((start, mask));
-    }
-    Ok(Some(DictJudgments {
-        offsets,
-        spans,
-        table,
-        ids,
-        text,
-    }))
+    let q = side(&arrays)?.map_err(|e| to_py(py, e))?;
+    Ok(py.detach(|| DictJudgments::build(&q)))
 }
 
-/// One run entry as the drop-in reads it: an exact `str` key with a UTF-8
+/// One run entry as the dict path reads it: an exact `str` key with a UTF-8
 /// form (its bytes, borrowed) and an exact `float` or `int` value, finite as
-/// a double, rounded to a 32-bit float (as `Builder` rounds it); `None`
-/// otherwise (the general path decides).
+/// a double, `-0.0` as `0.0`, rounded to a 32-bit float if asked (as
+/// `Builder` does both); `None` otherwise (the general path decides).
 ///
 /// # Safety
 /// The GIL is held, `k` and `v` are a live dict entry, and the bytes are used
 /// before any Python code runs.
 #[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
-unsafe fn entry<'a>(k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Option<(&'a [u8], f64)> {
+unsafe fn entry<'a>(
+    k: *mut ffi::PyObject,
+    v: *mut ffi::PyObject,
+    round_f32: bool,
+) -> Option<(&'a [u8], f64)> {
     if ffi::PyUnicode_CheckExact(k) == 0 {
         return None;
     }
@@ -306,7 +284,15 @@ unsafe fn entry<'a>(k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Option<(&'a
         return None;
     }
     let doc = super::utf8_raw(k)?;
-    Some((doc, ((value + 0.0) as f32) as f64))
+    let value = value + 0.0;
+    Some((
+        doc,
+        if round_f32 {
+            (value as f32) as f64
+        } else {
+            value
+        },
+    ))
 }
 
 /// A run entry waiting for its query's ranking: score, judged row, id bytes.
@@ -407,11 +393,228 @@ impl Chunks<'_> {
 /// The scored query ids (the run's objects, in its order) and their values.
 type DictScores<'py> = (Bound<'py, PyList>, Bound<'py, PyArray2<f64>>);
 
-/// Score the queries of `scores` (pytrec_eval's run dict) that `qindex`
-/// holds against `judged` (from [`dict_judgments`] on the same qrels, encoded
-/// as `qrels`): `(query id objects in run order, values [queries x
-/// metrics])`, as the general path computes them; `None` when the input
-/// needs the general path (see the module note).
+/// What [`walk`] scores, besides the metrics.
+struct WalkArgs {
+    opts: eval::Options,
+    specs: Vec<MetricSpec>,
+    /// `RANKLENS_NUM_THREADS` or this.
+    threads: Option<usize>,
+    /// Scores rounded to 32-bit floats (trec_eval 9.0.8, the drop-in), or
+    /// kept as doubles (trec_eval 10.0, `ranklens.evaluate`).
+    round_f32: bool,
+    /// Score every qrels query (those the run lacks on an empty ranking), in
+    /// qrels order, and list the run-only query ids; else only the queries
+    /// of both, in run order.
+    all: bool,
+}
+
+/// What [`walk`] found: the run's scored query ids (run order), each one's
+/// qrels index, their values (a row each), and (`all`) the run-only ids.
+struct Walked<'py> {
+    qids: Bound<'py, PyList>,
+    rows: Vec<usize>,
+    values: Vec<f64>,
+    run_only: Bound<'py, PyList>,
+}
+
+/// Score the run dict `scores` against `judged` (from [`dict_judgments`] on
+/// the same qrels, encoded as `qrels`); `None` when the input needs the
+/// general path (see the module note).
+#[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
+fn walk<'py>(
+    py: Python<'py>,
+    judged: &DictJudgments,
+    qrels: &SideArrays<'py>,
+    scores: &Bound<'py, PyAny>,
+    args: WalkArgs,
+) -> PyResult<Option<Walked<'py>>> {
+    let err = |e| to_py(py, e);
+    let WalkArgs {
+        opts,
+        specs,
+        threads,
+        round_f32,
+        all,
+    } = args;
+    let Ok(scores) = scores.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let q = side(qrels)?.map_err(err)?;
+    if eval::check(&specs, &opts).is_err()
+        || !q.extra.is_empty()
+        || q.num_queries() + 1 != judged.offsets.len()
+    {
+        return Ok(None);
+    }
+    let specs = eval::resolve(&specs, &q);
+    let nm = specs.len();
+    // A bad `RANKLENS_NUM_THREADS` or a pool that cannot start: the general
+    // path's error, in its order (after the run's own checks).
+    let Ok(threads) = eval::thread_count(threads) else {
+        return Ok(None);
+    };
+    let pool = match threads {
+        Some(n) if n > 1 => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => Some(pool),
+            Err(_) => return Ok(None),
+        },
+        _ => None,
+    };
+    let ctx = Chunks {
+        q: &q,
+        specs: &specs,
+        opts: &opts,
+        parallel: threads != Some(1),
+    };
+    let qids = PyList::empty(py);
+    let run_only = PyList::empty(py);
+    let mut rows: Vec<usize> = Vec::with_capacity(scores.len().min(q.num_queries()));
+    let mut values: Vec<f64> = Vec::with_capacity(rows.capacity() * nm);
+    // The current chunk: per query its qrels index and rows, the rows'
+    // scores in trec order and judged rows.
+    let mut chunk = Chunk::default();
+    let mut tmp: Vec<Pending> = Vec::new();
+    // A kernel's error (a gain past the largest float) is left to the
+    // general path too: it names the first such query in qrels order, after
+    // what the caller does between encoding and scoring (warnings).
+    let flush = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
+        let base = values.len();
+        values.resize(base + chunk.spans.len() * nm, 0.0);
+        let out = &mut values[base..];
+        let c = &*chunk;
+        let done = py.detach(|| match &pool {
+            Some(pool) => pool.install(|| ctx.score(c, out)),
+            None if ctx.parallel => {
+                crate::core::pool::install(|| ctx.score(c, out)).map_err(Error::InvalidInput)?
+            }
+            None => ctx.score(c, out),
+        });
+        chunk.clear();
+        done.is_ok()
+    };
+    // SAFETY: the ids' bytes, borrowed from keys of live dicts that no
+    // Python code changes until the query is ranked.
+    let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
+    let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
+    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY (the walks): the GIL is held and no Python code runs in
+    // this loop (exact types only, `str` hashes and compares), so the
+    // dicts cannot change and borrowed entries stay valid.
+    while unsafe { ffi::PyDict_Next(scores.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
+        if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
+            return Ok(None);
+        }
+        // A query id with no UTF-8 form (a lone surrogate) is the general
+        // path's error, also for a query the qrels lack.
+        let Some(qtext) = (unsafe { super::utf8_raw(k) }) else {
+            return Ok(None);
+        };
+        let qi = judged.query(qtext, &q);
+        let at = match qi {
+            Some(qi) => Some(judged.table_of(qi).ok_or_else(|| {
+                PyRuntimeError::new_err("internal: the judgments do not match the qrels")
+            })?),
+            None => None,
+        };
+        tmp.clear();
+        let (mut dpos, mut dk, mut dv) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut dk, &mut dv) } != 0 {
+            let Some((doc, score)) = (unsafe { entry(dk, dv, round_f32) }) else {
+                return Ok(None);
+            };
+            let Some(at) = at else {
+                continue; // run-only: checked, not scored
+            };
+            let j = judged.find(at, judged.hasher.hash_one(doc), doc, &q);
+            tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
+        }
+        let Some(qi) = qi else {
+            if all {
+                // SAFETY: `k` is a live entry of `scores`.
+                run_only.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
+            }
+            continue;
+        };
+        // trec_eval's order: scores, then each run of equal scores by id.
+        if tmp.windows(2).any(|w| w[0].0 > w[1].0) {
+            tmp.sort_unstable_by_key(|p| p.0);
+        }
+        let mut i = 0;
+        while i < tmp.len() {
+            let e = i + tmp[i..].iter().take_while(|p| p.0 == tmp[i].0).count();
+            let tie = &mut tmp[i..e];
+            if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
+                tie.sort_unstable_by(by_doc);
+            }
+            i = e;
+        }
+        let a = chunk.ranked.len();
+        chunk.ranked.extend(tmp.iter().map(|p| key_score(p.0)));
+        chunk.found.extend(tmp.iter().map(|p| p.1));
+        chunk.spans.push((qi, a, chunk.ranked.len()));
+        rows.push(qi);
+        // SAFETY: `k` is a live entry of `scores`.
+        qids.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
+        if chunk.ranked.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+            return Ok(None);
+        }
+    }
+    if all {
+        // The qrels queries the run lacks: an empty ranking each.
+        let mut seen = vec![false; q.num_queries()];
+        for &qi in &rows {
+            seen[qi] = true;
+        }
+        for (qi, _) in seen.iter().enumerate().filter(|(_, &s)| !s) {
+            let a = chunk.ranked.len();
+            chunk.spans.push((qi, a, a));
+            rows.push(qi);
+            if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+                return Ok(None);
+            }
+        }
+    }
+    if !flush(&mut chunk, &mut values) {
+        return Ok(None);
+    }
+    Ok(Some(Walked {
+        qids,
+        rows,
+        values,
+        run_only,
+    }))
+}
+
+/// The arguments of [`walk`] from the Python ones.
+#[allow(clippy::too_many_arguments)]
+fn walk_args(
+    py: Python<'_>,
+    metrics: &[MetricArg],
+    relevance_level: f64,
+    judged_only: bool,
+    miss_nan: bool,
+    threads: Option<usize>,
+    round_f32: bool,
+    all: bool,
+) -> PyResult<WalkArgs> {
+    let (mut opts, specs) = eval_setup(metrics, relevance_level, judged_only, None, "trec")
+        .map_err(|e| to_py(py, e))?;
+    opts.miss_nan = miss_nan;
+    Ok(WalkArgs {
+        opts,
+        specs,
+        threads,
+        round_f32,
+        all,
+    })
+}
+
+/// Score the queries of `scores` (pytrec_eval's run dict) that the qrels
+/// hold against `judged` (from [`dict_judgments`] on the same qrels, encoded
+/// as `qrels`), scores rounded to 32-bit floats: `(query id objects in run
+/// order, values [queries x metrics])`, as the drop-in's general path
+/// computes them; `None` when the input needs the general path (see the
+/// module note).
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
 pub(super) fn evaluate_dict<'py>(
@@ -419,7 +622,6 @@ pub(super) fn evaluate_dict<'py>(
     judged: PyRef<'py, DictJudgments>,
     qrels: SideArrays<'py>,
     scores: &Bound<'py, PyAny>,
-    qindex: &Bound<'py, PyDict>,
     metrics: Vec<MetricArg>,
     relevance_level: f64,
     judged_only: bool,
@@ -431,7 +633,6 @@ pub(super) fn evaluate_dict<'py>(
             judged,
             qrels,
             scores,
-            qindex,
             metrics,
             relevance_level,
             judged_only,
@@ -440,124 +641,101 @@ pub(super) fn evaluate_dict<'py>(
     }
     #[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
     {
-        let err = |e| to_py(py, e);
-        let Ok(scores) = scores.cast::<PyDict>() else {
+        let args = walk_args(
+            py,
+            &metrics,
+            relevance_level,
+            judged_only,
+            false,
+            None,
+            true,
+            false,
+        )?;
+        let Some(w) = walk(py, &judged, &qrels, scores, args)? else {
             return Ok(None);
         };
-        let (opts, specs) =
-            eval_setup(&metrics, relevance_level, judged_only, None, "trec").map_err(err)?;
-        let q = side(&qrels)?.map_err(err)?;
-        if eval::check(&specs, &opts).is_err()
-            || !q.extra.is_empty()
-            || q.num_queries() + 1 != judged.offsets.len()
-        {
-            return Ok(None);
-        }
-        let specs = eval::resolve(&specs, &q);
-        let nm = specs.len();
-        let threads = eval::thread_count(None).map_err(err)?;
-        let pool = match threads {
-            Some(n) if n > 1 => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| {
-                        PyRuntimeError::new_err(format!("cannot start {n} threads: {e}"))
-                    })?,
-            ),
-            _ => None,
-        };
-        let ctx = Chunks {
-            q: &q,
-            specs: &specs,
-            opts: &opts,
-            parallel: threads != Some(1),
-        };
-        let qids = PyList::empty(py);
-        let mut values: Vec<f64> = Vec::with_capacity(scores.len().min(q.num_queries()) * nm);
-        // The current chunk: per query its qrels index and rows, the rows'
-        // scores in trec order and judged rows.
-        let mut chunk = Chunk::default();
-        let mut tmp: Vec<Pending> = Vec::new();
-        let flush = |chunk: &mut Chunk, values: &mut Vec<f64>| -> PyResult<()> {
-            let base = values.len();
-            values.resize(base + chunk.spans.len() * nm, 0.0);
-            let out = &mut values[base..];
-            let c = &*chunk;
-            let done = py.detach(|| match &pool {
-                Some(pool) => pool.install(|| ctx.score(c, out)),
-                None if ctx.parallel => {
-                    crate::core::pool::install(|| ctx.score(c, out)).map_err(Error::InvalidInput)?
-                }
-                None => ctx.score(c, out),
-            });
-            chunk.clear();
-            done.map_err(err)
-        };
-        // SAFETY: the ids' bytes, borrowed from keys of live dicts that no
-        // Python code changes until the query is ranked.
-        let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
-        let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
-        let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY (the walks): the GIL is held and no Python code runs in
-        // this loop (exact types only, `str` hashes and compares), so the
-        // dicts cannot change and borrowed entries stay valid.
-        while unsafe { ffi::PyDict_Next(scores.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
-            if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
-                return Ok(None);
-            }
-            let qi = match unsafe { index_of(qindex, k)? } {
-                Some(qi) if qi >= q.num_queries() => return Ok(None),
-                qi => qi,
-            };
-            let at = match qi {
-                Some(qi) => Some(judged.table_of(qi).ok_or_else(|| {
-                    PyRuntimeError::new_err("internal: the judgments do not match the qrels")
-                })?),
-                None => None,
-            };
-            tmp.clear();
-            let (mut dpos, mut dk, mut dv) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-            while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut dk, &mut dv) } != 0 {
-                let Some((doc, score)) = (unsafe { entry(dk, dv) }) else {
-                    return Ok(None);
-                };
-                let Some(at) = at else {
-                    continue; // run-only: checked, not scored
-                };
-                let hash = unsafe { str_hash(py, dk)? };
-                let j = judged.find(at, hash, doc);
-                tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
-            }
-            let Some(qi) = qi else {
-                continue;
-            };
-            // trec_eval's order: scores, then each run of equal scores by id.
-            if tmp.windows(2).any(|w| w[0].0 > w[1].0) {
-                tmp.sort_unstable_by_key(|p| p.0);
-            }
-            let mut i = 0;
-            while i < tmp.len() {
-                let e = i + tmp[i..].iter().take_while(|p| p.0 == tmp[i].0).count();
-                let tie = &mut tmp[i..e];
-                if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
-                    tie.sort_unstable_by(by_doc);
-                }
-                i = e;
-            }
-            let a = chunk.ranked.len();
-            chunk.ranked.extend(tmp.iter().map(|p| key_score(p.0)));
-            chunk.found.extend(tmp.iter().map(|p| p.1));
-            chunk.spans.push((qi, a, chunk.ranked.len()));
-            // SAFETY: `k` is a live entry of `scores`.
-            qids.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
-            if chunk.ranked.len() >= CHUNK_ROWS {
-                flush(&mut chunk, &mut values)?;
-            }
-        }
-        flush(&mut chunk, &mut values)?;
-        let nq = qids.len();
-        let values = values.into_pyarray(py).reshape([nq, nm])?;
-        Ok(Some((qids, values)))
+        let nq = w.qids.len();
+        let nm = metrics.len();
+        let values = w.values.into_pyarray(py).reshape([nq, nm])?;
+        Ok(Some((w.qids, values)))
     }
 }
+
+/// `ranklens.evaluate` of a run dict against encoded qrels (`judged` from
+/// [`dict_judgments`] on them), scores kept as doubles (trec_eval 10.0):
+/// `(values [qrels queries x metrics], whether each qrels query is in the
+/// run, the run-only query id objects in run order)`, the values those of
+/// `Run(scores)` then `evaluate`; `None` when the input needs that general
+/// path (see the module note).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+pub(super) fn evaluate_dict_all<'py>(
+    py: Python<'py>,
+    judged: PyRef<'py, DictJudgments>,
+    qrels: SideArrays<'py>,
+    scores: &Bound<'py, PyAny>,
+    metrics: Vec<MetricArg>,
+    relevance_level: f64,
+    threads: Option<usize>,
+    judged_only: bool,
+    miss_nan: bool,
+) -> PyResult<Option<DictAll<'py>>> {
+    #[cfg(any(Py_GIL_DISABLED, not(any(not(Py_LIMITED_API), Py_3_10, unix))))]
+    {
+        let _ = (
+            py,
+            judged,
+            qrels,
+            scores,
+            metrics,
+            relevance_level,
+            threads,
+            judged_only,
+            miss_nan,
+        );
+        Ok(None)
+    }
+    #[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
+    {
+        let args = walk_args(
+            py,
+            &metrics,
+            relevance_level,
+            judged_only,
+            miss_nan,
+            threads,
+            false,
+            true,
+        )?;
+        let nq = judged.offsets.len().saturating_sub(1);
+        let Some(w) = walk(py, &judged, &qrels, scores, args)? else {
+            return Ok(None);
+        };
+        let nm = metrics.len();
+        let mut values = vec![0.0; nq * nm];
+        let mut present = vec![false; nq];
+        for (i, &qi) in w.rows.iter().enumerate() {
+            if let (Some(to), Some(from)) = (
+                values.get_mut(qi * nm..(qi + 1) * nm),
+                w.values.get(i * nm..(i + 1) * nm),
+            ) {
+                to.copy_from_slice(from);
+            }
+        }
+        for &qi in w.rows.iter().take(w.qids.len()) {
+            if let Some(p) = present.get_mut(qi) {
+                *p = true;
+            }
+        }
+        let values = values.into_pyarray(py).reshape([nq, nm])?;
+        Ok(Some((values, present.into_pyarray(py), w.run_only)))
+    }
+}
+
+/// Values `[qrels queries x metrics]`, each qrels query in the run or not,
+/// the run-only query ids.
+type DictAll<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, numpy::PyArray1<bool>>,
+    Bound<'py, PyList>,
+);

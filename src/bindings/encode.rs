@@ -54,13 +54,39 @@
 //!   with tied rows in file order (half of the pairs reversed), most queries
 //!   still needed their ties sorted: no measurable gain.
 //!
-//! Not tried: reading a compact ASCII `str`'s bytes and a `float`'s value from
-//! the object layout under the stable ABI (~7% together); the layout is not
-//! part of the stable ABI, and a wheel must load on later CPythons.
+//! Changed, 2026-11-27 (callgrind counts of the walk, 1M entries, CPython
+//! 3.11, the LTO build: 515M instructions before, 377M after; CPU times of
+//! `benches/bench_compat.py`, one thread, load 2-3, alternating builds):
 //!
-//! Against the targets (#15): `Run(dict)` at ~40 ns is above 35, and
-//! what is left is mostly `PyDict_Next`'s cache misses and the id copy, which
-//! any encoder that keeps the ids must pay.  The pytrec_eval drop-in's 5
+//! * the tie notes above again, as a bit a row set only on a tie (a word
+//!   pushed every 64 rows), so that `finish` keeps a tied run in order or
+//!   swaps a tied pair without reading the ids; a first version with a
+//!   sorted list of rows spent what it saved in binary searches, cache
+//!   misses in `finish` (its `helper` 9.9 -> 15.4% of the samples);
+//! * a compact ASCII `str`'s text and a `float`'s value read from the object
+//!   on the CPython versions whose layout is known (`bindings::layout`:
+//!   3.9-3.14, checked at import; the calls elsewhere): -43 instructions an
+//!   entry;
+//! * ids of 4-32 bytes appended without a call to `memcpy`, and
+//!   `Builder::row` always inlined (LTO had left it a call: ~20 instructions
+//!   a row in saving registers).
+//!
+//! `Run(dict)` of the 10,000 x 100 dicts: 39.6-41.3 -> 34.4-34.8 ns an entry
+//! (best of 7, quick alternation); of the 100,000 x 100 ones: 39.3-40.8 ns
+//! in three runs against 42.5-68.1 for the previous build in the same
+//! session (41.5 on an idle machine, commit 16a2c1a): at that scale the
+//! saved instructions hide behind the cache misses.  Dicts in BEIR's layout (ids shared across
+//! queries, see below): 165 -> 142 ms a million entries.
+//!
+//! Against the targets (#15): at 100k queries `Run(dict)` at ~39.5 ns
+//! is still above 35.  What is left (`perf`, 1M entries, final build): the
+//! walk with `Builder::row` inlined ~22% (the row's pushes and the tie
+//! check), `PyDict_Next` ~19% (its read of the key's hash: the first touch
+//! of each key object, a cache miss for 10M fresh keys), `finish` ~12% plus
+//! `memcmp` ~5% (tied runs of three or more rows still compare their ids,
+//! by then out of cache), the first write of the arrays a few %.  At 100k
+//! queries the misses grow (the arena and the arrays are ~10x larger), which
+//! is the 5 ns between the two scales.  The pytrec_eval drop-in's 5
 //! measure call on the same data (~91 ms of CPU, one thread, a build for
 //! CPython 3.11 without LTO) spends ~46% in
 //! `Run(dict)`, ~27% in the evaluation itself (`core::eval::score_query`,
@@ -209,19 +235,15 @@ impl<'a, 'py> DictWalk<'a, 'py> {
 }
 
 /// An exact `float`'s value, or an exact `int` that converts to a double;
-/// `None` for anything else (the general path decides).  Under the stable ABI
-/// a `float` is read through `PyFloat_AsDouble` (the `PyFloat_AS_DOUBLE` macro
-/// reads the object's layout, which the limited API hides).
+/// `None` for anything else (the general path decides).  A `float` is read
+/// from the object where its layout is known, else through `PyFloat_AsDouble`
+/// under the stable ABI (see `layout`).
 ///
 /// # Safety
 /// The GIL is held and `v` is a live object.
 pub(super) unsafe fn exact_number(v: *mut ffi::PyObject) -> Option<f64> {
     if ffi::PyFloat_CheckExact(v) != 0 {
-        #[cfg(not(Py_LIMITED_API))]
-        let x = ffi::PyFloat_AS_DOUBLE(v);
-        #[cfg(Py_LIMITED_API)]
-        let x = ffi::PyFloat_AsDouble(v);
-        Some(x)
+        Some(super::layout::float_value(v))
     } else if ffi::PyLong_CheckExact(v) != 0 {
         let x = ffi::PyLong_AsDouble(v);
         if x == -1.0 && !ffi::PyErr_Occurred().is_null() {

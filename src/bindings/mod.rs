@@ -14,6 +14,7 @@ mod dense;
 mod dictpath;
 mod encode;
 mod evaluate;
+mod layout;
 mod scorer;
 mod stats;
 mod trec;
@@ -199,8 +200,21 @@ use pyo3::ffi::PyUnicode_AsUTF8AndSize;
 /// # Safety
 /// The GIL is held (on a free-threaded build: the object is not being
 /// mutated) and `s` is a live `str`; the slice is used only while `s` lives.
+///
+/// A compact ASCII string's text is read from the object where its layout is
+/// known (`layout`), without the call.
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+#[inline]
 unsafe fn utf8_raw<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
+    layout::ascii(s).or_else(|| utf8_raw_api(s))
+}
+
+/// [`utf8_raw`] through the C API only.
+///
+/// # Safety
+/// As [`utf8_raw`].
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+unsafe fn utf8_raw_api<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
     let mut size: pyo3::ffi::Py_ssize_t = 0;
     let data = PyUnicode_AsUTF8AndSize(s, &mut size);
     if data.is_null() {
@@ -283,6 +297,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     numpy::get_array_module(m.py())?.getattr("_ARRAY_API")?;
     // SAFETY: a plain C function of numpy's API, no arguments.
     unsafe { numpy::PY_ARRAY_API.PyArray_GetNDArrayCVersion(m.py()) };
+    layout::init(m.py());
     m.add_function(wrap_pyfunction!(encode::encode_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_groups, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
@@ -303,6 +318,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dictpath::DictJudgments>()?;
     m.add_function(wrap_pyfunction!(dictpath::dict_judgments, m)?)?;
     m.add_function(wrap_pyfunction!(dictpath::evaluate_dict, m)?)?;
+    m.add_function(wrap_pyfunction!(dictpath::evaluate_dict_all, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_dense, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_topk, m)?)?;
     m.add_function(wrap_pyfunction!(dense::evaluate_flat, m)?)?;
