@@ -10,11 +10,15 @@ result spellings, `score_labels`, `score_frame(semantics=...)`.
 5. ``score_labels`` and ``score_frame`` by hand.
 6. Rows small enough to be matched by scanning and rows matched through a hash
    table: the same values (against ``evaluate``) and the same errors.
+7. The fused path of a list of relevant ids is the general path, bit for bit.
+8. A batch read and scored in a pipeline (chunks of any size) is the serial
+   batch: the same bits, the same errors at the same rows, the same warning.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -790,3 +794,111 @@ def test_fused_path_is_the_general_path(rows, metrics, level, options):
         one, ref = fused(r, g), general(r, g)
         for name, v in one.items():
             np.testing.assert_array_equal(v, ref[name], err_msg=name)
+
+
+# ---------------------------------------------------------------------------
+# 8. The pipelined batch is the serial batch
+# ---------------------------------------------------------------------------
+
+
+def _run(scorer, retrieved, relevant, *args):
+    """``_batch(..., *args)``: (values, empty) or the error, and any warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = scorer._batch(retrieved, relevant, *args)
+        except Exception as e:  # compared by the caller
+            out = (type(e), str(e))
+    return out, [(w.category, str(w.message)) for w in caught]
+
+
+def _both(scorer, retrieved, relevant, chunk):
+    """``_run`` serial (one thread), then pipelined in chunks of ``chunk`` rows."""
+    return _run(scorer, retrieved, relevant, 1), _run(scorer, retrieved, relevant, 2, chunk)
+
+
+def _same_batch(serial, pipelined):
+    (want, want_warned), (got, got_warned) = serial, pipelined
+    assert got_warned == want_warned
+    if isinstance(want[0], type):
+        assert got == want
+        return
+    assert got[0].tobytes() == want[0].tobytes()
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    rows=fused_rows(),
+    metrics=st.lists(st.sampled_from(FUSED_METRICS), min_size=1, max_size=8, unique=True),
+    level=st.sampled_from(["positive", 1, 2]),
+    options=st.sampled_from([{}, {"miss": None}, {"empty": "nan"}, {"max_docs": 1000}]),
+    chunk=st.integers(1, 9),
+    duplicates=st.sampled_from(["first", "raise"]),
+)
+def test_pipelined_batch_is_the_serial_batch(rows, metrics, level, options, chunk, duplicates):
+    # Any chunk size, fused or general kernels, repeats raising at some row.
+    retrieved, relevant = rows
+    scorer = Scorer(metrics, relevance_level=level, duplicates=duplicates, **options)
+    _same_batch(*_both(scorer, retrieved, relevant, chunk))
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(rows=sized_rows(), chunk=st.integers(1, 7), options=st.sampled_from([{}, *OPTIONS]))
+def test_pipelined_batch_of_any_rows(rows, chunk, options):
+    # Rows small and large, ints, graded dicts and groups.
+    retrieved, relevant, _ = rows
+    scorer = Scorer(SIZE_METRICS, duplicates="first", **options)
+    _same_batch(*_both(scorer, retrieved, relevant, chunk))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 100])
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        ("", "row 4: an empty document id"),
+        (["x", "x"], r'row 4: document "x" is retrieved twice'),
+        ([1.5], r"row 4: a retrieved id must be a str or an int, got float"),
+    ],
+)
+def test_pipelined_batch_raises_at_the_serial_row(chunk, bad, match):
+    retrieved = [["a", "b"], ["c"]] * 4
+    relevant = [["a"], ["c"]] * 4
+    retrieved[4] = [bad] if isinstance(bad, str) else bad
+    scorer = Scorer(["P@2", "mrr"])
+    serial, pipelined = _both(scorer, retrieved, relevant, chunk)
+    _same_batch(serial, pipelined)
+    assert serial[0][0] is RanklensInputError
+    assert re.search(match, serial[0][1])
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 4])
+def test_pipelined_batch_with_lists_shrunk_while_read(chunk):
+    # An id's __str__ (run while row 2 is read) empties the outer lists past
+    # row 2: both paths stop there and count the rows alike.
+    class Shrink(int):
+        def __str__(self):
+            del retrieved[3:], relevant[3:]
+            return "1"
+
+    scorer = Scorer(["P@1", "mrr"])
+    out = []
+    for args in [(1,), (2, chunk)]:
+        retrieved = [["a"], ["b"], [Shrink(1)], ["c"], ["d"]]
+        relevant = [["a"], ["b"], ["1"], ["c"], ["d"]]
+        out.append(_run(scorer, retrieved, relevant, *args))
+    _same_batch(*out)
+    assert out[0][0] == (RanklensInputError, "5 rows announced, 3 iterated")
+
+
+@pytest.mark.parametrize("chunk", [1, 3])
+def test_pipelined_batch_warns_once(chunk):
+    # No label reaches level 2: the serial batch's one warning, then values.
+    scorer = Scorer(["P@1", "mrr"], relevance_level=2)
+    retrieved = [["a", "b"]] * 5
+    relevant = [{"a": 1}] * 5
+    serial, pipelined = _both(scorer, retrieved, relevant, chunk)
+    _same_batch(serial, pipelined)
+    assert [c for c, _ in serial[1]] == [RanklensWarning]

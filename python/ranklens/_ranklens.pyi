@@ -175,7 +175,11 @@ class RowScorer:
     ) -> RowScorer: ...
     def __call__(self, retrieved: object, relevant: object) -> dict[str, float]: ...
     def _batch(
-        self, retrieved_lists: object, relevant_lists: object, threads: int | None = None
+        self,
+        retrieved_lists: object,
+        relevant_lists: object,
+        threads: int | None = None,
+        chunk_rows: int | None = None,
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
 
 def evaluate_dense(

@@ -106,20 +106,27 @@ use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;
 use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
+use crate::core::pool;
 use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::ffi::CString;
+use std::sync::{mpsc, Mutex};
 
 use super::evaluate::MetricArg;
 
 /// Rows from which a batch's scoring runs on the pool (see the module note:
-/// below, a batch is over in about a millisecond).
+/// below, a batch is over in about a millisecond), when it is not pipelined.
 const PARALLEL_ROWS: usize = 4096;
+
+/// Rows from which a batch of lists is pipelined, and the rows of a chunk
+/// (see the module note).
+const PIPELINE_ROWS: usize = 2048;
+const CHUNK_ROWS: usize = 1024;
 
 /// Rows of at most this many ids (ground truth and retrieved) are matched by
 /// scanning the row's keys, not through a hash table (see the module note).
@@ -151,6 +158,11 @@ struct Matched {
     /// is ranked as given: strictly decreasing scores) and input position.
     scores: Vec<f64>,
     pos: Vec<u32>,
+    /// Per binary row (`RowSpan::binary`), the kept ranks (0-based) of its
+    /// hits, increasing.
+    hits: Vec<u32>,
+    /// Some binary row has a relevant id (a label of 1 not in `labels`).
+    ones: bool,
     rows: Vec<RowSpan>,
 }
 
@@ -161,6 +173,12 @@ struct RowSpan {
     ranked: (usize, usize),
     /// No ground truth or nothing retrieved.
     empty: bool,
+    /// A list of relevant ids read for `rows::score_hits` (`Reader::hits`):
+    /// no labels or groups, `ranked` spans `Matched::hits`.
+    binary: bool,
+    /// A binary row: its relevant ids and its kept retrieved ids.
+    relevant: u32,
+    len: u32,
 }
 
 impl Matched {
@@ -170,7 +188,19 @@ impl Matched {
         self.ranked.clear();
         self.scores.clear();
         self.pos.clear();
+        self.hits.clear();
+        self.ones = false;
         self.rows.clear();
+    }
+
+    /// The largest label read (-inf for none).
+    fn largest(&self) -> f64 {
+        let largest = largest_label(&self.labels);
+        if self.ones {
+            largest.max(1.0)
+        } else {
+            largest
+        }
     }
 }
 
@@ -329,6 +359,12 @@ struct Reader<'py> {
     general: bool,
     /// `duplicates="first"`.
     first: bool,
+    /// A list of relevant ids is read as its hits (`RowSpan::binary`): the
+    /// metrics are fused and the options the defaults.
+    hits: bool,
+    /// The row being read is binary: its kept retrieved ids so far.
+    binary: bool,
+    kept: u32,
     /// `str`'s hash function (`tp_hash`), called on an exact `str` without
     /// `PyObject_Hash`'s dispatch; `None` where the slot of a static type
     /// cannot be read (Python 3.9).  Read by `borrowed_ids` (GIL builds).
@@ -337,7 +373,7 @@ struct Reader<'py> {
 }
 
 impl<'py> Reader<'py> {
-    fn new(py: Python<'py>, general: bool, first: bool) -> Self {
+    fn new(py: Python<'py>, general: bool, first: bool, hits: bool) -> Self {
         Reader {
             py,
             hold: Vec::new(),
@@ -348,6 +384,9 @@ impl<'py> Reader<'py> {
             seen: 0,
             general,
             first,
+            hits,
+            binary: false,
+            kept: 0,
             str_hash: str_hash(),
         }
     }
@@ -504,14 +543,19 @@ impl<'py> Reader<'py> {
         }
     }
 
-    /// Read and match one sample into `m`.
+    /// Read and match one sample into `m`, `true`.  With `plain_only`, a
+    /// row whose cells are not both lists of plain `str`s is left to a call
+    /// without it: `false`, with nothing pushed into `m` and no Python code
+    /// run (see `batch_with`; an error found before that is raised as the
+    /// call without `plain_only` would raise it).
     fn row(
         &mut self,
         m: &mut Matched,
         relevant: &Bound<'py, PyAny>,
         retrieved: &Bound<'py, PyAny>,
         row: Option<usize>,
-    ) -> PyResult<()> {
+        plain_only: bool,
+    ) -> PyResult<bool> {
         let py = self.py;
         self.hold.clear();
         self.keys.clear();
@@ -519,7 +563,7 @@ impl<'py> Reader<'py> {
             labels: (m.labels.len(), 0),
             groups: (m.groups.len(), 0),
             ranked: (m.ranked.len(), 0),
-            empty: false,
+            ..RowSpan::default()
         };
         let mut empty = false;
         let first_label = m.labels.len();
@@ -528,9 +572,8 @@ impl<'py> Reader<'py> {
             // Plain ids: one group each (held below unless the retrieved
             // side is read by borrowed pointer too).
             self.keys.extend_from_slice(&self.read);
-            let n = self.read.len() as u32;
-            m.groups.extend(0..n);
-            m.labels.resize(first_label + n as usize, 1.0);
+        } else if plain_only {
+            return Ok(false);
         } else if is_missing(relevant) {
             empty = true;
         } else if let Ok(d) = relevant.cast::<PyDict>() {
@@ -565,14 +608,33 @@ impl<'py> Reader<'py> {
                 Ok(())
             })?;
         }
-        span.labels.1 = m.labels.len();
-        span.groups.1 = m.groups.len();
-        empty |= span.labels.0 == span.labels.1;
         let ngt = self.keys.len();
 
         // The common retrieved cell is read here, before the table is sized;
         // from here to its matching, no Python code runs.
         let borrowed = self.borrowed_ids(retrieved, row)?;
+        if plain_only && !borrowed {
+            return Ok(false);
+        }
+        // A list of relevant ids: read as its hits, or as groups of one of
+        // label 1.
+        self.binary = truth_borrowed && self.hits;
+        self.kept = 0;
+        if self.binary {
+            span.binary = true;
+            span.relevant = ngt as u32;
+            span.ranked.0 = m.hits.len();
+            m.ones |= ngt > 0;
+            empty |= ngt == 0;
+        } else {
+            if truth_borrowed {
+                m.groups.extend(0..ngt as u32);
+                m.labels.resize(first_label + ngt, 1.0);
+            }
+            empty |= first_label == m.labels.len();
+        }
+        span.labels.1 = m.labels.len();
+        span.groups.1 = m.groups.len();
         if truth_borrowed && !borrowed {
             // Reading the retrieved side may run Python code (a score's
             // `__float__`, an id's `__str__`): hold the ground truth's ids.
@@ -613,7 +675,9 @@ impl<'py> Reader<'py> {
             };
             if let Some(j) = dup {
                 let d = shown(self.keys[i].obj, py);
-                let (ga, gb) = (groups[j], groups[i]);
+                // A binary row's entry i is group i.
+                let group = |i: usize| groups.get(i).copied().unwrap_or(i as u32);
+                let (ga, gb) = (group(j), group(i));
                 return Err(bad(
                     py,
                     if ga == gb {
@@ -683,11 +747,32 @@ impl<'py> Reader<'py> {
                 Ok(())
             })?;
         }
-        span.ranked.1 = m.ranked.len();
-        empty |= span.ranked.0 == span.ranked.1;
+        if self.binary {
+            span.ranked.1 = m.hits.len();
+            span.len = self.kept;
+            empty |= self.kept == 0;
+        } else {
+            span.ranked.1 = m.ranked.len();
+            empty |= span.ranked.0 == span.ranked.1;
+        }
         span.empty = empty;
         m.rows.push(span);
-        Ok(())
+        Ok(true)
+    }
+
+    /// A kept retrieved id, at the next kept rank: `truth` its ground-truth
+    /// entry or `NONE`.  A binary row keeps only the ranks of its hits
+    /// (each entry is found at most once: the kept ids are distinct).
+    #[inline]
+    fn push_kept(&mut self, m: &mut Matched, truth: u32) {
+        if self.binary {
+            if truth != NONE {
+                m.hits.push(self.kept);
+            }
+            self.kept += 1;
+        } else {
+            m.ranked.push(truth);
+        }
     }
 
     /// The retrieved id at input rank `rank` (0-based, repeats included):
@@ -753,7 +838,7 @@ impl<'py> Reader<'py> {
     #[inline]
     fn append(&mut self, m: &mut Matched, key: Key, truth: u32, score: f64, pos: u32) {
         self.keys.push(key);
-        m.ranked.push(truth);
+        self.push_kept(m, truth);
         if self.general {
             m.scores.push(score);
             m.pos.push(pos);
@@ -827,7 +912,7 @@ impl<'py> Reader<'py> {
                 }
             }
         }
-        m.ranked.push(truth);
+        self.push_kept(m, truth);
         if self.general {
             m.scores.push((hint - rank) as f64);
             m.pos.push(rank as u32);
@@ -890,19 +975,36 @@ struct Setup {
     fused: Option<rows::Fused>,
 }
 
-/// Score matched row `r` of `m` into `out`.
+/// Score matched row `r` of `m` into `out`; `base`: the batch row of `m`'s
+/// first row (for messages).
+#[allow(clippy::too_many_arguments)]
 fn score_row(
     m: &Matched,
     r: usize,
+    base: usize,
     single: bool,
     setup: &Setup,
     specs: &[MetricSpec],
     s: &mut RowScratch,
     out: &mut [f64],
 ) -> Result<(), Error> {
-    let span = m.rows[r];
+    let Some(&span) = m.rows.get(r) else {
+        return Err(Error::InvalidInput(format!("internal: no row {r}")));
+    };
     if span.empty && setup.empty_nan {
         out.fill(f64::NAN);
+        return Ok(());
+    }
+    if span.binary {
+        // Read only when the metrics are fused (`Reader::hits`).
+        let Some(fused) = &setup.fused else {
+            return Err(Error::InvalidInput(
+                "internal: a binary row, no fused kernel".into(),
+            ));
+        };
+        let hits = &m.hits[span.ranked.0..span.ranked.1];
+        let (relevant, len) = (span.relevant as usize, span.len as usize);
+        rows::score_hits(&mut s.rows, fused, relevant, len, hits, out);
         return Ok(());
     }
     let labels = &m.labels[span.labels.0..span.labels.1];
@@ -925,7 +1027,7 @@ fn score_row(
             if single {
                 "the sample".to_string()
             } else {
-                format!("row {r}")
+                format!("row {}", base + r)
             }
         };
         return eval::score_rows(
@@ -1003,15 +1105,21 @@ impl RowScorer {
     ) -> PyResult<Vec<f64>> {
         let (m, s) = buffers;
         m.clear();
-        Reader::new(py, self.setup.general, self.setup.first).row(m, relevant, retrieved, None)?;
-        let largest = largest_label(&m.labels);
+        self.reader(py).row(m, relevant, retrieved, None, false)?;
+        let largest = m.largest();
         // Level 1: the frame that called the scorer (no Python frame of ours).
         self.warn_if_below(py, largest, 1)?;
         let resolved = self.specs_for(largest);
         let specs = resolved.as_deref().unwrap_or(&self.setup.specs);
         let mut out = vec![0.0; specs.len()];
-        score_row(m, 0, true, &self.setup, specs, s, &mut out).map_err(|e| to_py(py, e))?;
+        score_row(m, 0, 0, true, &self.setup, specs, s, &mut out).map_err(|e| to_py(py, e))?;
         Ok(out)
+    }
+
+    fn reader<'py>(&self, py: Python<'py>) -> Reader<'py> {
+        let setup = &self.setup;
+        let hits = setup.fused.is_some() && !setup.general;
+        Reader::new(py, setup.general, setup.first, hits)
     }
 
     fn warn_if_below(&self, py: Python<'_>, largest: f64, stacklevel: i32) -> PyResult<()> {
@@ -1116,14 +1224,17 @@ impl RowScorer {
     }
 
     /// The values of every row (`rows x metrics`), and which rows were empty
-    /// (no ground truth or nothing retrieved).
-    #[pyo3(name = "_batch", signature = (retrieved_lists, relevant_lists, threads = None))]
+    /// (no ground truth or nothing retrieved).  `chunk_rows` (for tests):
+    /// pipeline a batch of lists of any size in chunks of that many rows
+    /// (unless one thread is asked for).
+    #[pyo3(name = "_batch", signature = (retrieved_lists, relevant_lists, threads = None, chunk_rows = None))]
     fn batch<'py>(
         &self,
         py: Python<'py>,
         retrieved_lists: &Bound<'py, PyAny>,
         relevant_lists: &Bound<'py, PyAny>,
         threads: Option<usize>,
+        chunk_rows: Option<usize>,
     ) -> PyResult<BatchOut<'py>> {
         let n = num_rows(retrieved_lists, "retrieved_lists")?;
         let m = num_rows(relevant_lists, "relevant_lists")?;
@@ -1133,67 +1244,166 @@ impl RowScorer {
                 format!("{n} retrieved rows but {m} ground-truth rows"),
             ));
         }
+        let source = Source::new(retrieved_lists, relevant_lists)?;
+        let run = Run {
+            n,
+            threads,
+            chunk_rows,
+        };
         BUFFERS.with(|cell| match cell.try_borrow_mut() {
             Ok(mut guard) => {
                 let (m, scratch) = &mut *guard;
-                let out =
-                    self.batch_with(py, retrieved_lists, relevant_lists, n, threads, m, scratch);
+                let out = self.batch_with(py, source, run, m, scratch);
                 // Keep small buffers for the next call, not a big batch's.
-                if m.ranked.capacity() > 1 << 20 || m.groups.capacity() > 1 << 20 {
+                if m.ranked.capacity() > 1 << 20
+                    || m.groups.capacity() > 1 << 20
+                    || m.hits.capacity() > 1 << 20
+                {
                     *m = Matched::default();
                 }
                 out
             }
             Err(_) => {
                 let (mut m, mut scratch) = Default::default();
-                self.batch_with(
-                    py,
-                    retrieved_lists,
-                    relevant_lists,
-                    n,
-                    threads,
-                    &mut m,
-                    &mut scratch,
-                )
+                self.batch_with(py, source, run, &mut m, &mut scratch)
             }
         })
     }
 }
 
-impl RowScorer {
-    #[allow(clippy::too_many_arguments)]
-    fn batch_with<'py>(
-        &self,
-        py: Python<'py>,
-        retrieved_lists: &Bound<'py, PyAny>,
-        relevant_lists: &Bound<'py, PyAny>,
-        n: usize,
-        threads: Option<usize>,
-        m: &mut Matched,
-        scratch: &mut RowScratch,
-    ) -> PyResult<BatchOut<'py>> {
-        m.clear();
-        let mut reader = Reader::new(py, self.setup.general, self.setup.first);
+/// A batch's rows: two lists walked by index, or two iterators.
+enum Source<'py> {
+    Lists {
+        ret: Bound<'py, PyList>,
+        rel: Bound<'py, PyList>,
+        /// Rows left to read end here: at most both lists' lengths.
+        len: usize,
+        next: usize,
+    },
+    Iters {
+        ret: Bound<'py, PyIterator>,
+        rel: Bound<'py, PyIterator>,
+        next: usize,
+    },
+}
+
+impl<'py> Source<'py> {
+    fn new(retrieved: &Bound<'py, PyAny>, relevant: &Bound<'py, PyAny>) -> PyResult<Self> {
         // Lists (the common case: pandas' tolist(), JSON) are walked in place.
-        match (
-            retrieved_lists.cast::<PyList>(),
-            relevant_lists.cast::<PyList>(),
-        ) {
-            (Ok(ret), Ok(rel)) => {
-                for (r, (ret_row, rel_row)) in ret.iter().zip(rel.iter()).enumerate() {
-                    reader.row(m, &rel_row, &ret_row, Some(r))?;
+        Ok(
+            match (retrieved.cast::<PyList>(), relevant.cast::<PyList>()) {
+                (Ok(ret), Ok(rel)) => Source::Lists {
+                    len: ret.len().min(rel.len()),
+                    ret: ret.clone(),
+                    rel: rel.clone(),
+                    next: 0,
+                },
+                _ => Source::Iters {
+                    ret: retrieved.try_iter()?,
+                    rel: relevant.try_iter()?,
+                    next: 0,
+                },
+            },
+        )
+    }
+
+    /// Read up to `rows` more rows into `m`: how many were read (fewer only
+    /// at the end of the input).
+    fn read(&mut self, reader: &mut Reader<'py>, m: &mut Matched, rows: usize) -> PyResult<usize> {
+        let py = reader.py;
+        let mut got = 0;
+        match self {
+            Source::Lists {
+                ret,
+                rel,
+                len,
+                next,
+            } => {
+                while got < rows && *next < *len {
+                    let r = *next;
+                    let i = r as ffi::Py_ssize_t;
+                    // SAFETY: both are lists and `r < len`, which is at most
+                    // their lengths (read again after any row that may have
+                    // run Python code, which could shrink them); the items
+                    // are borrowed references, alive while their lists hold
+                    // them.
+                    let (ret_item, rel_item) = unsafe {
+                        (
+                            ffi::PyList_GetItem(ret.as_ptr(), i),
+                            ffi::PyList_GetItem(rel.as_ptr(), i),
+                        )
+                    };
+                    if ret_item.is_null() || rel_item.is_null() {
+                        return Err(PyErr::fetch(py));
+                    }
+                    // SAFETY: the cells are read without a reference of
+                    // their own: `row` with `plain_only` runs no Python code
+                    // (see `Reader::borrowed_ids`), so the lists cannot
+                    // drop them meanwhile.
+                    let plain = unsafe {
+                        let ret_cell = Borrowed::from_ptr(py, ret_item);
+                        let rel_cell = Borrowed::from_ptr(py, rel_item);
+                        reader.row(m, &rel_cell, &ret_cell, Some(r), true)?
+                    };
+                    if !plain {
+                        // Reading these cells may run Python code: hold them.
+                        // SAFETY: nothing ran since they were read above.
+                        let (ret_cell, rel_cell) = unsafe {
+                            (
+                                Bound::from_borrowed_ptr(py, ret_item),
+                                Bound::from_borrowed_ptr(py, rel_item),
+                            )
+                        };
+                        reader.row(m, &rel_cell, &ret_cell, Some(r), false)?;
+                        // Dropping a cell may run Python code too (`__del__`).
+                        drop((ret_cell, rel_cell));
+                        *len = (*len).min(ret.len()).min(rel.len());
+                    }
+                    *next += 1;
+                    got += 1;
                 }
             }
-            _ => {
-                for (r, (ret, rel)) in retrieved_lists
-                    .try_iter()?
-                    .zip(relevant_lists.try_iter()?)
-                    .enumerate()
-                {
-                    reader.row(m, &rel?, &ret?, Some(r))?;
+            Source::Iters { ret, rel, next } => {
+                while got < rows {
+                    let Some(ret_cell) = ret.next() else { break };
+                    let Some(rel_cell) = rel.next() else { break };
+                    reader.row(m, &rel_cell?, &ret_cell?, Some(*next), false)?;
+                    *next += 1;
+                    got += 1;
                 }
             }
         }
+        Ok(got)
+    }
+}
+
+/// What a batch call asks for: its rows, `threads`, `chunk_rows`.
+#[derive(Clone, Copy)]
+struct Run {
+    n: usize,
+    threads: Option<usize>,
+    chunk_rows: Option<usize>,
+}
+
+impl RowScorer {
+    fn batch_with<'py>(
+        &self,
+        py: Python<'py>,
+        mut source: Source<'py>,
+        run: Run,
+        m: &mut Matched,
+        scratch: &mut RowScratch,
+    ) -> PyResult<BatchOut<'py>> {
+        let n = run.n;
+        m.clear();
+        let mut reader = self.reader(py);
+        if let Some(chunk) = self
+            .pipeline_chunk(&source, run)
+            .map_err(|e| to_py(py, e))?
+        {
+            return self.pipelined(py, source, reader, n, chunk, m);
+        }
+        source.read(&mut reader, m, usize::MAX)?;
         drop(reader);
         if m.rows.len() != n {
             return Err(bad(
@@ -1201,7 +1411,7 @@ impl RowScorer {
                 format!("{n} rows announced, {} iterated", m.rows.len()),
             ));
         }
-        let largest = largest_label(&m.labels);
+        let largest = m.largest();
         // Level 2: the caller of `Scorer.batch`.
         self.warn_if_below(py, largest, 2)?;
         let resolved = self.specs_for(largest);
@@ -1210,13 +1420,14 @@ impl RowScorer {
         let setup = &self.setup;
         let m = &*m;
         let mut values = vec![0.0; n * nm];
+        let threads = run.threads;
         let serial = n < PARALLEL_ROWS || threads == Some(1);
         let out = py.detach(|| {
             if serial {
                 values
                     .chunks_mut(nm.max(1))
                     .enumerate()
-                    .try_for_each(|(r, out)| score_row(m, r, false, setup, specs, scratch, out))
+                    .try_for_each(|(r, out)| score_row(m, r, 0, false, setup, specs, scratch, out))
                     .map(|()| values)
             } else {
                 eval::with_threads(threads, || {
@@ -1224,7 +1435,7 @@ impl RowScorer {
                         .par_chunks_mut(nm.max(1))
                         .enumerate()
                         .try_for_each_init(RowScratch::default, |s, (r, out)| {
-                            score_row(m, r, false, setup, specs, s, out)
+                            score_row(m, r, 0, false, setup, specs, s, out)
                         })
                         .map(|()| values)
                 })
@@ -1233,6 +1444,140 @@ impl RowScorer {
         });
         let values = out.map_err(|e| to_py(py, e))?;
         let empty: Vec<bool> = m.rows.iter().map(|s| s.empty).collect();
+        Ok((
+            values.into_pyarray(py).reshape([n, nm])?,
+            empty.into_pyarray(py),
+        ))
+    }
+
+    /// The rows a pipelined chunk holds, `None` for a serial batch: only two
+    /// lists are pipelined, when the metrics do not depend on the whole
+    /// batch (an automatic `gmax`), from `PIPELINE_ROWS` rows (any number
+    /// with `chunk_rows`), and when two threads may run (see the module
+    /// note).
+    fn pipeline_chunk(&self, source: &Source<'_>, run: Run) -> Result<Option<usize>, Error> {
+        if !matches!(source, Source::Lists { .. })
+            || self.auto_gmax
+            || self.setup.specs.is_empty()
+            || rayon::current_thread_index().is_some()
+        {
+            return Ok(None);
+        }
+        let chunk = match run.chunk_rows {
+            Some(c) => c.max(1),
+            None if run.n >= PIPELINE_ROWS => CHUNK_ROWS,
+            None => return Ok(None),
+        };
+        let threads = match eval::thread_count(run.threads)? {
+            Some(t) => t,
+            None => pool::threads().map_err(Error::InvalidInput)?,
+        };
+        Ok((threads >= 2).then_some(chunk))
+    }
+
+    /// `batch_with` pipelined: this thread reads a chunk of rows (under the
+    /// GIL) while one pool thread scores the chunk read before it (numbers
+    /// only: no Python object), in two buffers that go back and forth.  The
+    /// same values and the same errors as the serial batch: a reading error
+    /// first (the rows are read in order), then the count, the warning, and
+    /// the first scoring error.
+    fn pipelined<'py>(
+        &self,
+        py: Python<'py>,
+        mut source: Source<'py>,
+        mut reader: Reader<'py>,
+        n: usize,
+        chunk: usize,
+        first: &mut Matched,
+    ) -> PyResult<BatchOut<'py>> {
+        let setup = &self.setup;
+        let specs = &setup.specs[..];
+        let nm = specs.len();
+        let mut values = vec![0.0; n * nm];
+        let mut empty: Vec<bool> = Vec::with_capacity(n);
+        let mut largest = f64::NEG_INFINITY;
+        let mut read = 0usize;
+        let mut scored: Result<(), Error> = Ok(());
+        let (to_score, scoring) = mpsc::channel::<(usize, Matched)>();
+        let (to_reader, free) = mpsc::channel::<Matched>();
+        // Waited on without the GIL, from a closure that must be `Sync`.
+        let free = Mutex::new(free);
+        let recv = || free.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let reading = pool::in_place_scope(|scope| {
+            let (err, values) = (&mut scored, &mut values[..]);
+            scope.spawn(move |_| {
+                let mut s = RowScratch::default();
+                let mut outs = values.chunks_mut(chunk * nm);
+                for (base, m) in scoring {
+                    if err.is_ok() {
+                        let out = outs.next().unwrap_or_default();
+                        for (r, o) in out.chunks_mut(nm).take(m.rows.len()).enumerate() {
+                            if let Err(e) = score_row(&m, r, base, false, setup, specs, &mut s, o) {
+                                *err = Err(e);
+                                break;
+                            }
+                        }
+                    }
+                    // The reader may have stopped at an error: nobody waits.
+                    let _ = to_reader.send(m);
+                }
+            });
+            let read_all = || -> PyResult<()> {
+                let to_score = to_score;
+                let mut cur = std::mem::take(first);
+                let mut spare = Some(Matched::default());
+                loop {
+                    cur.clear();
+                    let got = source.read(&mut reader, &mut cur, chunk)?;
+                    if got == 0 {
+                        *first = cur;
+                        return Ok(());
+                    }
+                    largest = largest.max(cur.largest());
+                    empty.extend(cur.rows.iter().map(|s| s.empty));
+                    let last = got < chunk || read + got > n;
+                    // More rows than announced (lists grown by Python code
+                    // run while reading): the batch fails, nothing to score.
+                    if read + got <= n && to_score.send((read, cur)).is_err() {
+                        return Err(bad(py, "internal: the scoring thread stopped".into()));
+                    }
+                    read += got;
+                    if last {
+                        return Ok(());
+                    }
+                    cur = match spare.take() {
+                        Some(b) => b,
+                        None => py
+                            .detach(recv)
+                            .map_err(|_| bad(py, "internal: the scoring thread stopped".into()))?,
+                    };
+                }
+            };
+            let out = read_all();
+            // Wait for the last chunk (without the GIL): `free` closes when
+            // the scoring job ends.  A buffer is kept for the next call.
+            let kept = py.detach(|| {
+                let mut kept = None;
+                while let Ok(b) = recv() {
+                    kept = Some(b);
+                }
+                kept
+            });
+            if let Some(b) = kept {
+                if first.rows.capacity() == 0 {
+                    *first = b;
+                }
+            }
+            out
+        })
+        .map_err(|e| to_py(py, Error::InvalidInput(e)))?;
+        reading?;
+        if read != n {
+            return Err(bad(py, format!("{n} rows announced, {read} iterated")));
+        }
+        // Level 2: the caller of `Scorer.batch`.
+        self.warn_if_below(py, largest, 2)?;
+        scored.map_err(|e| to_py(py, e))?;
         Ok((
             values.into_pyarray(py).reshape([n, nm])?,
             empty.into_pyarray(py),

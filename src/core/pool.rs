@@ -43,6 +43,18 @@ fn default_pool() -> Result<Arc<ThreadPool>, String> {
     Ok(pool)
 }
 
+/// The default pool's threads.
+pub fn threads() -> Result<usize, String> {
+    Ok(default_pool()?.current_num_threads())
+}
+
+/// Run `op` on this thread, with a scope whose spawned jobs run on the
+/// default pool; returns when they are done.  Not from a pool's own thread
+/// (a job that thread waits for might be queued behind the wait).
+pub fn in_place_scope<'scope, R>(op: impl FnOnce(&rayon::Scope<'scope>) -> R) -> Result<R, String> {
+    Ok(default_pool()?.in_place_scope(op))
+}
+
 /// Run `f` on the default pool; directly when already on a pool's thread
 /// (nested parallel steps stay on the caller's pool).
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, String> {

@@ -179,6 +179,23 @@ pub fn score_binary(s: &mut Scratch, f: &Fused, relevant: usize, ranked: &[u32],
             }
         }
     }
+    let hits = std::mem::take(&mut s.hits);
+    score_hits(s, f, relevant, ranked.len(), &hits, out);
+    s.hits = hits;
+}
+
+/// `score_binary` from the hits: `hits` the 0-based ranks, increasing, of the
+/// first retrieval of each relevant id found (at most `relevant` of them, all
+/// below `len`), `len` the length of the ranked list.  A reader that knows
+/// the hits when it matches the ids calls this directly.
+pub fn score_hits(
+    s: &mut Scratch,
+    f: &Fused,
+    relevant: usize,
+    len: usize,
+    hits: &[u32],
+    out: &mut [f64],
+) {
     // PrefixBuf's sums, taken at the hits only: `ap += rel / rank` and
     // `dcg += 1 / discount`, in rank order.
     s.ap.clear();
@@ -186,7 +203,7 @@ pub fn score_binary(s: &mut Scratch, f: &Fused, relevant: usize, ranked: &[u32],
     s.ap.push(0.0);
     s.dcg.push(0.0);
     let (mut ap, mut dcg) = (0.0, 0.0);
-    for (j, &i) in s.hits.iter().enumerate() {
+    for (j, &i) in hits.iter().enumerate() {
         ap += (j + 1) as f64 / (i as usize + 1) as f64;
         dcg += 1.0 / discount(i as usize);
         s.ap.push(ap);
@@ -201,8 +218,7 @@ pub fn score_binary(s: &mut Scratch, f: &Fused, relevant: usize, ranked: &[u32],
         let next = s.idcg[i] + 1.0 / discount(i);
         s.idcg.push(next);
     }
-    let (hits, ap, dcg, idcg) = (&s.hits[..], &s.ap[..], &s.dcg[..], &s.idcg[..]);
-    let len = ranked.len();
+    let (ap, dcg, idcg) = (&s.ap[..], &s.dcg[..], &s.idcg[..]);
     // Hits among the top `d` (few: counted by a scan).
     let count = |d: usize| {
         if hits.len() <= 16 {
@@ -527,6 +543,16 @@ mod tests {
                 }
                 // Through the dispatcher too, with the scratch reused.
                 score(&mut s, &sample, &metrics, Some(&plan), level, miss_nan, &mut got);
+                prop_assert!(same(&got, &want));
+                // From the hits alone (what a reader that finds them passes).
+                let mut seen = vec![false; n];
+                let hits: Vec<u32> = (0..ranked.len() as u32)
+                    .filter(|&i| match seen.get_mut(ranked[i as usize] as usize) {
+                        Some(done) if !*done => { *done = true; true }
+                        _ => false,
+                    })
+                    .collect();
+                score_hits(&mut s, &plan, n, ranked.len(), &hits, &mut got);
                 prop_assert!(same(&got, &want));
             }
 
