@@ -823,7 +823,7 @@ def _same_batch(serial, pipelined):
     if isinstance(want[0], type):
         assert got == want
         return
-    assert got[0].tobytes() == want[0].tobytes()
+    assert [v.tobytes() for v in got[0]] == [v.tobytes() for v in want[0]]
     np.testing.assert_array_equal(got[1], want[1])
 
 

@@ -213,7 +213,7 @@ class Scorer(_ranklens.RowScorer):
         """Score many rows: ``retrieved_lists[i]`` against ``relevant_lists[i]``."""
         values, skipped = self._values(retrieved_lists, relevant_lists, threads)
         return BatchScores(
-            ((m.name, values[:, j].copy()) for j, m in enumerate(self.metrics)),
+            ((m.name, values[j]) for j, m in enumerate(self.metrics)),
             skipped,
             nan_misses(self.metrics, self.miss is None),
         )

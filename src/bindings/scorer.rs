@@ -108,7 +108,7 @@ use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
 use crate::core::pool;
 use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString};
@@ -1071,8 +1071,37 @@ fn score_row(
     Ok(())
 }
 
-/// The values of a batch (`rows x metrics`) and which rows were empty.
-type BatchOut<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<bool>>);
+/// The values of a batch, one array per metric (a row's value at its
+/// index), and which rows were empty.
+type BatchOut<'py> = (Vec<Bound<'py, PyArray1<f64>>>, Bound<'py, PyArray1<bool>>);
+
+/// Per metric, its values in row order (see the module note: each metric's
+/// values written contiguous, no column copied out of a `rows x metrics`
+/// array).
+#[derive(Default)]
+struct Columns {
+    cols: Vec<Vec<f64>>,
+}
+
+impl Columns {
+    fn new(metrics: usize, rows: usize) -> Self {
+        Columns {
+            cols: (0..metrics).map(|_| Vec::with_capacity(rows)).collect(),
+        }
+    }
+
+    /// The next row's values, one per metric.
+    #[inline]
+    fn push(&mut self, row: &[f64]) {
+        for (col, &v) in self.cols.iter_mut().zip(row) {
+            col.push(v);
+        }
+    }
+
+    fn into_py<'py>(self, py: Python<'py>) -> Vec<Bound<'py, PyArray1<f64>>> {
+        self.cols.into_iter().map(|c| c.into_pyarray(py)).collect()
+    }
+}
 
 /// The scorer: metrics parsed once, then one sample or a batch per call.
 /// `ranklens.Scorer` subclasses it, so that a call on one sample runs no
@@ -1223,8 +1252,8 @@ impl RowScorer {
         Ok(out)
     }
 
-    /// The values of every row (`rows x metrics`), and which rows were empty
-    /// (no ground truth or nothing retrieved).  `chunk_rows` (for tests):
+    /// The values of every row (per metric, an array of one value per row),
+    /// and which rows were empty (no ground truth or nothing retrieved).  `chunk_rows` (for tests):
     /// pipeline a batch of lists of any size in chunks of that many rows
     /// (unless one thread is asked for).
     #[pyo3(name = "_batch", signature = (retrieved_lists, relevant_lists, threads = None, chunk_rows = None))]
@@ -1419,17 +1448,18 @@ impl RowScorer {
         let nm = specs.len();
         let setup = &self.setup;
         let m = &*m;
-        let mut values = vec![0.0; n * nm];
         let threads = run.threads;
         let serial = n < PARALLEL_ROWS || threads == Some(1);
         let out = py.detach(|| {
+            let mut cols = Columns::new(nm, n);
             if serial {
-                values
-                    .chunks_mut(nm.max(1))
-                    .enumerate()
-                    .try_for_each(|(r, out)| score_row(m, r, 0, false, setup, specs, scratch, out))
-                    .map(|()| values)
+                let mut row = vec![0.0; nm];
+                for r in 0..n {
+                    score_row(m, r, 0, false, setup, specs, scratch, &mut row)?;
+                    cols.push(&row);
+                }
             } else {
+                let mut values = vec![0.0; n * nm];
                 eval::with_threads(threads, || {
                     values
                         .par_chunks_mut(nm.max(1))
@@ -1437,17 +1467,16 @@ impl RowScorer {
                         .try_for_each_init(RowScratch::default, |s, (r, out)| {
                             score_row(m, r, 0, false, setup, specs, s, out)
                         })
-                        .map(|()| values)
-                })
-                .and_then(|x| x)
+                })??;
+                for row in values.chunks(nm.max(1)) {
+                    cols.push(row);
+                }
             }
+            Ok::<_, Error>(cols)
         });
-        let values = out.map_err(|e| to_py(py, e))?;
+        let cols = out.map_err(|e| to_py(py, e))?;
         let empty: Vec<bool> = m.rows.iter().map(|s| s.empty).collect();
-        Ok((
-            values.into_pyarray(py).reshape([n, nm])?,
-            empty.into_pyarray(py),
-        ))
+        Ok((cols.into_py(py), empty.into_pyarray(py)))
     }
 
     /// The rows a pipelined chunk holds, `None` for a serial batch: only two
@@ -1493,7 +1522,7 @@ impl RowScorer {
         let setup = &self.setup;
         let specs = &setup.specs[..];
         let nm = specs.len();
-        let mut values = vec![0.0; n * nm];
+        let mut cols = Columns::new(nm, n);
         let mut empty: Vec<bool> = Vec::with_capacity(n);
         let mut largest = f64::NEG_INFINITY;
         let mut read = 0usize;
@@ -1504,18 +1533,20 @@ impl RowScorer {
         let free = Mutex::new(free);
         let recv = || free.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let reading = pool::in_place_scope(|scope| {
-            let (err, values) = (&mut scored, &mut values[..]);
+            let (err, cols) = (&mut scored, &mut cols);
             scope.spawn(move |_| {
                 let mut s = RowScratch::default();
-                let mut outs = values.chunks_mut(chunk * nm);
+                let mut row = vec![0.0; nm];
                 for (base, m) in scoring {
                     if err.is_ok() {
-                        let out = outs.next().unwrap_or_default();
-                        for (r, o) in out.chunks_mut(nm).take(m.rows.len()).enumerate() {
-                            if let Err(e) = score_row(&m, r, base, false, setup, specs, &mut s, o) {
+                        for r in 0..m.rows.len() {
+                            if let Err(e) =
+                                score_row(&m, r, base, false, setup, specs, &mut s, &mut row)
+                            {
                                 *err = Err(e);
                                 break;
                             }
+                            cols.push(&row);
                         }
                     }
                     // The reader may have stopped at an error: nobody waits.
@@ -1578,9 +1609,6 @@ impl RowScorer {
         // Level 2: the caller of `Scorer.batch`.
         self.warn_if_below(py, largest, 2)?;
         scored.map_err(|e| to_py(py, e))?;
-        Ok((
-            values.into_pyarray(py).reshape([n, nm])?,
-            empty.into_pyarray(py),
-        ))
+        Ok((cols.into_py(py), empty.into_pyarray(py)))
     }
 }
