@@ -351,6 +351,11 @@ struct Reader<'py> {
     scored: Vec<(Key, f64, u32)>,
     /// The keys read by `borrowed_ids`.
     read: Vec<Key>,
+    /// The items of the row's cells (ground truth, retrieved) as read ahead
+    /// by `Source::read`, for `borrowed_ids`: used only when `pre_ok` (the
+    /// cell is an exact list and no Python code ran since they were read).
+    pre: [Vec<*mut ffi::PyObject>; 2],
+    pre_ok: [bool; 2],
     /// A small row: one bit (`bit`) per hash of its keys so far.  An id
     /// whose bit is clear has no equal among them (equal ids have equal
     /// hashes), and is not compared with any.
@@ -381,6 +386,8 @@ impl<'py> Reader<'py> {
             table: Vec::new(),
             scored: Vec::new(),
             read: Vec::new(),
+            pre: Default::default(),
+            pre_ok: [false; 2],
             seen: 0,
             general,
             first,
@@ -446,7 +453,15 @@ impl<'py> Reader<'py> {
     /// stable ABI, taking and dropping a reference are two calls into Python
     /// per id).  Not on free-threaded Python, where another thread
     /// could change a list at any time.
-    fn borrowed_ids(&mut self, cell: &Bound<'py, PyAny>, row: Option<usize>) -> PyResult<bool> {
+    ///
+    /// `side`: 0 for the ground truth, 1 for the retrieved list: the items
+    /// read ahead for it (`pre`), if any, are the list's.
+    fn borrowed_ids(
+        &mut self,
+        cell: &Bound<'py, PyAny>,
+        row: Option<usize>,
+        side: usize,
+    ) -> PyResult<bool> {
         #[cfg(not(Py_GIL_DISABLED))]
         {
             if !cell.is_exact_instance_of::<PyList>() {
@@ -454,19 +469,30 @@ impl<'py> Reader<'py> {
             }
             self.read.clear();
             let list = cell.as_ptr();
-            // SAFETY: an exact list.
-            let n = unsafe { ffi::PyList_Size(list) }.max(0) as usize;
+            let pre = match (self.pre_ok.get(side), self.pre.get(side)) {
+                (Some(true), Some(items)) => Some(&items[..]),
+                _ => None,
+            };
+            let n = match pre {
+                Some(items) => items.len(),
+                // SAFETY: an exact list.
+                None => unsafe { ffi::PyList_Size(list) }.max(0) as usize,
+            };
             self.read.reserve(n);
             let (py, hash_of) = (self.py, self.str_hash);
             // The keys are written in place and counted once at the end (a
             // push per id reloads the vector around each call into Python).
             let slots = &mut self.read.spare_capacity_mut()[..n];
             // SAFETY: `list` is an exact list; indices are in range; the items
+            // (its own, or read ahead from it with no Python code run since)
             // are borrowed (see above) and only exact `str`s are used.
             unsafe {
                 let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
                 for (i, slot) in slots.iter_mut().enumerate() {
-                    let item = ffi::PyList_GetItem(list, i as ffi::Py_ssize_t);
+                    let item = match pre {
+                        Some(items) => items.get(i).copied().unwrap_or(std::ptr::null_mut()),
+                        None => ffi::PyList_GetItem(list, i as ffi::Py_ssize_t),
+                    };
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
                         return Ok(false);
                     }
@@ -489,7 +515,7 @@ impl<'py> Reader<'py> {
         }
         #[cfg(Py_GIL_DISABLED)]
         {
-            let _ = (cell, row);
+            let _ = (cell, row, side);
             Ok(false)
         }
     }
@@ -567,7 +593,7 @@ impl<'py> Reader<'py> {
         };
         let mut empty = false;
         let first_label = m.labels.len();
-        let truth_borrowed = self.borrowed_ids(relevant, row)?;
+        let truth_borrowed = self.borrowed_ids(relevant, row, 0)?;
         if truth_borrowed {
             // Plain ids: one group each (held below unless the retrieved
             // side is read by borrowed pointer too).
@@ -612,7 +638,7 @@ impl<'py> Reader<'py> {
 
         // The common retrieved cell is read here, before the table is sized;
         // from here to its matching, no Python code runs.
-        let borrowed = self.borrowed_ids(retrieved, row)?;
+        let borrowed = self.borrowed_ids(retrieved, row, 1)?;
         if plain_only && !borrowed {
             return Ok(false);
         }
@@ -1308,6 +1334,7 @@ enum Source<'py> {
         /// Rows left to read end here: at most both lists' lengths.
         len: usize,
         next: usize,
+        ahead: Box<Ahead>,
     },
     Iters {
         ret: Bound<'py, PyIterator>,
@@ -1318,14 +1345,17 @@ enum Source<'py> {
 
 impl<'py> Source<'py> {
     fn new(retrieved: &Bound<'py, PyAny>, relevant: &Bound<'py, PyAny>) -> PyResult<Self> {
-        // Lists (the common case: pandas' tolist(), JSON) are walked in place.
+        // Lists (the common case: pandas' tolist(), JSON) are walked in place,
+        // by borrowed pointer (GIL builds only: on free-threaded Python
+        // another thread could drop a borrowed cell at any time).
         Ok(
             match (retrieved.cast::<PyList>(), relevant.cast::<PyList>()) {
-                (Ok(ret), Ok(rel)) => Source::Lists {
+                (Ok(ret), Ok(rel)) if cfg!(not(Py_GIL_DISABLED)) => Source::Lists {
                     len: ret.len().min(rel.len()),
                     ret: ret.clone(),
                     rel: rel.clone(),
                     next: 0,
+                    ahead: Box::default(),
                 },
                 _ => Source::Iters {
                     ret: retrieved.try_iter()?,
@@ -1347,46 +1377,79 @@ impl<'py> Source<'py> {
                 rel,
                 len,
                 next,
+                ahead,
             } => {
+                // Python code may have run since the last call (the GIL is
+                // released between a pipeline's chunks): nothing read ahead
+                // is used, and the lists may have shrunk.
+                ahead.row = None;
+                ahead.next = None;
+                *len = (*len).min(ret.len()).min(rel.len());
+                let (ret, rel) = (ret.as_ptr(), rel.as_ptr());
                 while got < rows && *next < *len {
                     let r = *next;
-                    let i = r as ffi::Py_ssize_t;
-                    // SAFETY: both are lists and `r < len`, which is at most
-                    // their lengths (read again after any row that may have
-                    // run Python code, which could shrink them); the items
-                    // are borrowed references, alive while their lists hold
-                    // them.
-                    let (ret_item, rel_item) = unsafe {
-                        (
-                            ffi::PyList_GetItem(ret.as_ptr(), i),
-                            ffi::PyList_GetItem(rel.as_ptr(), i),
-                        )
+                    // This row's cells (ground truth, retrieved), and the
+                    // items of those that are exact lists, when read ahead.
+                    let cells = match ahead.row {
+                        Some(a) if a == r => {
+                            std::mem::swap(&mut reader.pre, &mut ahead.items);
+                            reader.pre_ok = ahead.listed;
+                            ahead.cells
+                        }
+                        _ => {
+                            reader.pre_ok = [false; 2];
+                            // SAFETY: both are lists and `r < len`, which is
+                            // at most their lengths (read again after any row
+                            // that may have run Python code, which could
+                            // shrink them).  Borrowed references: see below.
+                            let cells = unsafe {
+                                [
+                                    ffi::PyList_GetItem(rel, r as ffi::Py_ssize_t),
+                                    ffi::PyList_GetItem(ret, r as ffi::Py_ssize_t),
+                                ]
+                            };
+                            if cells.iter().any(|c| c.is_null()) {
+                                return Err(PyErr::fetch(py));
+                            }
+                            cells
+                        }
                     };
-                    if ret_item.is_null() || rel_item.is_null() {
-                        return Err(PyErr::fetch(py));
+                    ahead.row = None;
+                    if r + 1 < *len {
+                        // SAFETY: as above, for row r + 1 < len.
+                        unsafe { ahead.read(rel, ret, r + 1, *len) };
                     }
-                    // SAFETY: the cells are read without a reference of
-                    // their own: `row` with `plain_only` runs no Python code
-                    // (see `Reader::borrowed_ids`), so the lists cannot
-                    // drop them meanwhile.
+                    // SAFETY: the cells (and the items read ahead) are read
+                    // without a reference of their own: `row` with
+                    // `plain_only` runs no Python code (see
+                    // `Reader::borrowed_ids`), so the lists cannot drop them
+                    // meanwhile.
                     let plain = unsafe {
-                        let ret_cell = Borrowed::from_ptr(py, ret_item);
-                        let rel_cell = Borrowed::from_ptr(py, rel_item);
+                        let rel_cell = Borrowed::from_ptr(py, cells[0]);
+                        let ret_cell = Borrowed::from_ptr(py, cells[1]);
                         reader.row(m, &rel_cell, &ret_cell, Some(r), true)?
                     };
                     if !plain {
-                        // Reading these cells may run Python code: hold them.
+                        // Reading these cells may run Python code: hold them,
+                        // and read nothing ahead of them.
+                        reader.pre_ok = [false; 2];
+                        ahead.row = None;
+                        ahead.next = None;
                         // SAFETY: nothing ran since they were read above.
-                        let (ret_cell, rel_cell) = unsafe {
+                        let (rel_cell, ret_cell) = unsafe {
                             (
-                                Bound::from_borrowed_ptr(py, ret_item),
-                                Bound::from_borrowed_ptr(py, rel_item),
+                                Bound::from_borrowed_ptr(py, cells[0]),
+                                Bound::from_borrowed_ptr(py, cells[1]),
                             )
                         };
                         reader.row(m, &rel_cell, &ret_cell, Some(r), false)?;
                         // Dropping a cell may run Python code too (`__del__`).
-                        drop((ret_cell, rel_cell));
-                        *len = (*len).min(ret.len()).min(rel.len());
+                        drop((rel_cell, ret_cell));
+                        // SAFETY: both are lists.
+                        let lens = unsafe { (ffi::PyList_Size(ret), ffi::PyList_Size(rel)) };
+                        *len = (*len)
+                            .min(lens.0.max(0) as usize)
+                            .min(lens.1.max(0) as usize);
                     }
                     *next += 1;
                     got += 1;
@@ -1404,6 +1467,101 @@ impl<'py> Source<'py> {
         }
         Ok(got)
     }
+}
+
+/// A row read ahead of the one being matched (see the module note): its
+/// cells (ground truth, retrieved) and the items of each that is an exact
+/// list, borrowed, each id's object prefetched.  Valid only while no Python
+/// code runs: `Source::read` drops it after any row read by the general path
+/// and at each call.
+struct Ahead {
+    row: Option<usize>,
+    cells: [*mut ffi::PyObject; 2],
+    items: [Vec<*mut ffi::PyObject>; 2],
+    listed: [bool; 2],
+    /// The cells of the row after `row`, their headers prefetched.
+    next: Option<(usize, [*mut ffi::PyObject; 2])>,
+}
+
+impl Default for Ahead {
+    fn default() -> Self {
+        Ahead {
+            row: None,
+            cells: [std::ptr::null_mut(); 2],
+            items: Default::default(),
+            listed: [false; 2],
+            next: None,
+        }
+    }
+}
+
+impl Ahead {
+    /// Read row `r` of `rel` and `ret` ahead (the cells of row `r + 1`
+    /// too, when `r + 1 < len`).
+    ///
+    /// # Safety
+    /// The GIL is held; `rel` and `ret` are lists of at least `len > r`
+    /// items, and no Python code ran since `next` was read.
+    unsafe fn read(
+        &mut self,
+        rel: *mut ffi::PyObject,
+        ret: *mut ffi::PyObject,
+        r: usize,
+        len: usize,
+    ) {
+        let cells_of = |r: usize| {
+            let i = r as ffi::Py_ssize_t;
+            let cells = [ffi::PyList_GetItem(rel, i), ffi::PyList_GetItem(ret, i)];
+            if cells.iter().any(|c| c.is_null()) {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            Some(cells)
+        };
+        let cells = match self.next.take() {
+            Some((n, cells)) if n == r => Some(cells),
+            _ => cells_of(r),
+        };
+        if r + 1 < len {
+            self.next = cells_of(r + 1).map(|cells| {
+                cells.iter().for_each(|&c| prefetch(c));
+                (r + 1, cells)
+            });
+        }
+        let Some(cells) = cells else { return };
+        let list_type = std::ptr::addr_of_mut!(ffi::PyList_Type);
+        for ((cell, items), listed) in cells.iter().zip(&mut self.items).zip(&mut self.listed) {
+            items.clear();
+            *listed = ffi::Py_TYPE(*cell) == list_type;
+            if *listed {
+                let n = ffi::PyList_Size(*cell).max(0);
+                items.extend((0..n).map(|j| {
+                    let item = ffi::PyList_GetItem(*cell, j);
+                    prefetch(item);
+                    item
+                }));
+            }
+        }
+        self.cells = cells;
+        self.row = Some(r);
+    }
+}
+
+/// Ask for the cache lines of an object's header and of a `str`'s hash (the
+/// next row's ids: see the module note).  A hint: any address is fine.
+#[inline(always)]
+fn prefetch(obj: *mut ffi::PyObject) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address; SSE is in
+    // every x86-64 target.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = obj as *const i8;
+        _mm_prefetch::<_MM_HINT_T0>(p);
+        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(24));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = obj;
 }
 
 /// What a batch call asks for: its rows, `threads`, `chunk_rows`.
