@@ -902,3 +902,34 @@ def test_pipelined_batch_warns_once(chunk):
     serial, pipelined = _both(scorer, retrieved, relevant, chunk)
     _same_batch(serial, pipelined)
     assert [c for c, _ in serial[1]] == [RanklensWarning]
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 2, 3])
+def test_python_code_run_while_reading_changes_the_next_rows(chunk):
+    # An id's __str__ (row 1, read by the general path) replaces rows 2 and 3
+    # and empties their old lists (their ids freed): the batch reads what the
+    # lists hold when it gets there, as the serial batch and one call per row.
+    class Swap(int):
+        def __str__(self):
+            old = retrieved[2], relevant[3]
+            retrieved[2] = ["x", "".join(["n", "2"])]
+            relevant[3] = ["".join(["n", "3"])]
+            for lst in old:
+                lst.clear()
+            return "5"
+
+    def rows():
+        ret = [["a"], [Swap(5), "b"], ["".join(["o", "2"])], ["p", "".join(["n", "3"])], ["q"]]
+        rel = [["a"], ["b"], ["n2", "o2"], ["".join(["o", "3"])], ["q"]]
+        return ret, rel
+
+    scorer = Scorer(["P@1", "mrr", "recall@2"])
+    retrieved, relevant = rows()
+    args = (1,) if chunk is None else (2, chunk)
+    values, _ = scorer._batch(retrieved, relevant, *args)
+    retrieved, relevant = rows()
+    retrieved[1] = [5, "b"]
+    retrieved[2], relevant[3] = ["x", "n2"], ["n3"]
+    want = [scorer(r, g) for r, g in zip(retrieved, relevant)]
+    for j, name in enumerate(scorer.names):
+        assert list(values[j]) == [w[name] for w in want], name
