@@ -933,3 +933,18 @@ def test_python_code_run_while_reading_changes_the_next_rows(chunk):
     want = [scorer(r, g) for r, g in zip(retrieved, relevant)]
     for j, name in enumerate(scorer.names):
         assert list(values[j]) == [w[name] for w in want], name
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 100])
+def test_pipelined_batch_raises_the_first_scoring_error(chunk):
+    # ties="expected" cannot score equal scores within one group (an error of
+    # the scoring, not of the reading): rows 3 and 5 both fail, row 3 is named.
+    retrieved = [{"a": 2.0, "b": 1.0}] * 7
+    relevant = [[["a", "b"]]] * 7
+    for r in (3, 5):
+        retrieved[r] = {"a": 1.0, "b": 1.0}
+    scorer = Scorer(["P@1", "ndcg"], ties="expected")
+    serial, pipelined = _both(scorer, retrieved, relevant, chunk)
+    _same_batch(serial, pipelined)
+    assert serial[0][0] is RanklensInputError
+    assert serial[0][1].startswith("row 3: ties='expected'")
