@@ -720,7 +720,9 @@ impl<'py> Reader<'py> {
             }
         }
 
-        if borrowed && small {
+        if borrowed && small && self.binary {
+            self.binary_read(m, ngt, row)?;
+        } else if borrowed && small {
             for rank in 0..self.read.len() {
                 self.retrieved_read(m, rank, hint, ngt, row)?;
             }
@@ -925,18 +927,9 @@ impl<'py> Reader<'py> {
         if self.seen & bit == 0 {
             self.seen |= bit;
         } else {
-            for (p, &other) in self.keys[..ngt].iter().enumerate() {
-                if self.same(other, key)? {
-                    truth = p as u32;
-                }
-            }
-            for (kept, &other) in self.read[..rank].iter().enumerate() {
-                if self.same(other, key)? {
-                    if self.first {
-                        return Ok(());
-                    }
-                    return Err(self.repeated(key, kept, rank, row));
-                }
+            match self.probe_read(key, rank, ngt, true, true, row)? {
+                Some(t) => truth = t,
+                None => return Ok(()),
             }
         }
         self.push_kept(m, truth);
@@ -945,6 +938,69 @@ impl<'py> Reader<'py> {
             m.pos.push(rank as u32);
         }
         Ok(())
+    }
+
+    /// `retrieved_read` of a whole binary row: the kept ranks of its hits
+    /// into `m.hits`, its kept ids counted in `kept` (one loop, no per-id
+    /// dispatch on the kind of row).  Two hash filters, one of the ground
+    /// truth (`seen`, from `scan_truth`) and one of the ids retrieved before:
+    /// an id is compared only with the side whose filter has its bit (a hit
+    /// is compared with the ground truth alone, most ids with nothing).
+    fn binary_read(&mut self, m: &mut Matched, ngt: usize, row: Option<usize>) -> PyResult<()> {
+        let (truth_bits, mut before, mut kept) = (self.seen, 0u64, 0u32);
+        for rank in 0..self.read.len() {
+            let key = self.read[rank];
+            let bit = bit(key);
+            let (in_truth, repeat) = (truth_bits & bit != 0, before & bit != 0);
+            before |= bit;
+            if !in_truth && !repeat {
+                kept += 1;
+                continue;
+            }
+            if let Some(truth) = self.probe_read(key, rank, ngt, in_truth, repeat, row)? {
+                if truth != NONE {
+                    m.hits.push(kept);
+                }
+                kept += 1;
+            }
+        }
+        self.kept = kept;
+        Ok(())
+    }
+
+    /// The retrieved id `key` at input rank `rank` of `read`, compared with
+    /// the ground truth (`in_truth`) and the ids before it (`repeat`): `Some`
+    /// of its ground-truth entry (or `NONE`), `None` for a repeat dropped
+    /// (`duplicates="first"`), or the repeat's error.
+    #[inline(always)]
+    fn probe_read(
+        &self,
+        key: Key,
+        rank: usize,
+        ngt: usize,
+        in_truth: bool,
+        repeat: bool,
+        row: Option<usize>,
+    ) -> PyResult<Option<u32>> {
+        let mut truth = NONE;
+        if in_truth {
+            for (p, &other) in self.keys[..ngt].iter().enumerate() {
+                if self.same(other, key)? {
+                    truth = p as u32;
+                }
+            }
+        }
+        if repeat {
+            for (kept, &other) in self.read[..rank].iter().enumerate() {
+                if self.same(other, key)? {
+                    if self.first {
+                        return Ok(None);
+                    }
+                    return Err(self.repeated(key, kept, rank, row));
+                }
+            }
+        }
+        Ok(Some(truth))
     }
 
     /// The error for an id retrieved twice, first at kept rank `kept`.
