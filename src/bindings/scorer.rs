@@ -14,8 +14,10 @@
 //! ranklens); a `str` subclass is read as a plain `str`.  The matching happens
 //! in the one pass that reads the rows (under the GIL: comparing needs it),
 //! which leaves per row only numbers: the labels of its groups, the group of
-//! each ground-truth entry and, per rank, the entry retrieved there.  The
-//! kernels then run on those without the GIL, in parallel for a large batch.
+//! each ground-truth entry and, per rank, the entry retrieved there (for a
+//! list of relevant ids, only the ranks of its hits).  The kernels then run
+//! on those without the GIL, on a pool thread while the next rows are read
+//! for a large batch (see below).
 //! Ids are never encoded, so an id holding a lone surrogate is an id like any
 //! other here (`evaluate`, which writes ids as UTF-8, rejects it).  The common
 //! cell, a list of exact `str`s, is read without taking a reference to each id
@@ -68,39 +70,102 @@
 //! the two LTO builds alternated, load 1.9-2.4): 2.02-2.20 ms a batch against
 //! cbd9445's 2.79-3.00 (14.7-15.9x the naive loop against 10.9-11.6x).
 //!
-//! What is left, per row, in those 2,289: `Reader::row` 1,423 (`borrowed_ids`
-//! 694 for ~12 ids: `PyList_GetItem` ~125 and `unicode_hash` ~180 are calls
-//! into Python under the stable ABI, the rest the type and error checks and
-//! the loop; the row's own ~730: the scan behind the hash filter, the rows'
-//! vectors), `score_row` 657 (`score_binary` 517: the hits, their running
-//! sums, then ~50 a metric for the six), the batch's outer list walk (~55,
-//! a reference taken and dropped per cell) and the zeroed output (~28).  At
-//! the loop's 11.2x for 3,554 instructions, 20x needs ~1,990: about 300 more
-//! a row than is left after the cuts above.  Part of the gap is the cache:
-//! timed in blocks (the loop's seven runs, then the batch's, same process,
-//! load 3.1-3.3) the batch took 1.80-2.18 ms (15.5-18.1x), against 2.0-2.2
-//! alternated with the loop.  What could still give the rest, not done:
-//! scoring a binary row while it is read (no `Matched` vectors, hits known
-//! at the match), which would fold `score_row` into the id matcher (left
-//! apart: the matcher is meant to be shared with the dict path); walking
-//! the batch's outer lists by borrowed pointer, unsound unless both cells of
-//! a row are read without running Python code.
+//! What was left in those 2,289 (then `Reader::row` 1,423, `score_row` 657,
+//! the outer list walk ~55, the zeroed output ~28), and what was done with
+//! it (`benches/bench_rag.py --rows 10000 --repeat 7`; callgrind per row,
+//! `RowScorer::batch_with` inclusive over three batches with `threads=1`,
+//! LTO builds; 2026-11-27, 2-core AMD EPYC KVM guest shared with two other
+//! builds, load 3-5 throughout; base 3ef8cce, 2,272 instructions, CPU
+//! 2.06-2.46 ms a batch, 14.0-16.5x):
 //!
-//! Negative results (measured, not kept): prefetching the next rows' id
-//! objects (the `perf` samples sat on the first touch of each id) changed
-//! nothing; in `score_binary`, collecting the hits through `extend` over a
-//! `filter_map` (+19 instructions a row) and the cutoff as a `usize` with a
-//! sentinel instead of an `Option` (-3) did not pay; returning the batch
-//! metric-major (each metric's values contiguous, no strided column copy in
-//! `Scorer.batch`) was within noise (`batch` over `_batch`: 0.02-0.06 ms
-//! either way); building `PrefixBuf`'s running sums in one pass per sum (mapped
-//! slices, one allocation check each) took more instructions than the single
-//! loop, not fewer.  The pool (rayon) for the scoring did not pay on this
-//! loaded machine (best of 9, wall: 10,000 rows 4.15 ms serial against 5.97
-//! ms pooled; 3,000 rows 1.01 against 0.92; 1,000 rows 0.31 against 0.33): it
-//! is kept for batches from `PARALLEL_ROWS` rows, where the scoring (~45% of
-//! a batch) can spread over idle cores, and `threads=1` keeps any batch
-//! serial.  CPU time counts every thread: the pool can only show in wall time.
+//! * A list of relevant ids is read as its hits (`RowSpan::binary`,
+//!   `core::rows::score_hits`): the kept ranks of the ids found, no label,
+//!   group or per-rank vector, no check in `score_row` that the row is
+//!   binary.  With the outer lists walked by borrowed pointer (below):
+//!   2,043 instructions a row.  The matcher is still the one of the dict
+//!   and group paths (`push_kept` chooses where a kept id goes).
+//! * The batch's outer lists are walked by borrowed pointer: a row is first
+//!   read with `plain_only` (both cells exact lists of exact `str`s, no
+//!   Python code run, nothing held); any other row takes a reference to its
+//!   cells before the general path reads it (which may run Python code),
+//!   and the lists' lengths are read again after it.
+//! * One array per metric from the native batch, written in row order: the
+//!   Python side took `values[:, j].copy()` of a rows x metrics array, six
+//!   strided copies, 0.13 ms of the batch (measured alone, 10,000 x 6).
+//!   CPU (`--timer cpu --threads 1`), d05a720 against the base, alternated,
+//!   load 3.1-3.3: 1.80-2.05 ms against 2.23-2.28.
+//! * The row after the one being matched is read ahead (`Ahead`): its cells
+//!   and their items fetched, each id's object prefetched (its header and
+//!   its cached hash), and the cells of the row after that prefetched; the
+//!   matching of row r then finds row r+1's ids in cache.  More
+//!   instructions (2,343 a row: the item calls move, the loops do not), less
+//!   time: CPU 1.72-1.76 ms against d05a720's 2.01-2.10 (alternated, load
+//!   4.5-4.7).  Callgrind's cache model with a 2 MB last level had put ~10
+//!   of the ~16 misses of a row on the ids' `str` objects (in `unicode_hash`)
+//!   and ~2 on the cells' item arrays.  Sound because a row read with
+//!   `plain_only` runs no Python code: after a row read by the general path,
+//!   and at each call of `Source::read` (the GIL is released between a
+//!   pipeline's chunks), nothing read ahead is used.
+//! * A small binary row's retrieved ids are matched in one loop
+//!   (`binary_read`) behind two filters, the ground truth's and the ids
+//!   retrieved before: 2,261 instructions a row.
+//!
+//! At eda270d (alternated with the base, load 3.4-3.7): CPU, one thread,
+//! 1.72-1.76 ms a batch, 19.4-19.8x the naive loop's 33.5-34.2 ms (base
+//! 2.22-2.46 ms, 14.0-15.6x); wall with the default threads (load 3.6-4.8,
+//! the other core mostly busy): 1.67-2.36 ms, too noisy to read (base
+//! 2.16-3.07).  Where the 2,261 go: reading ~1,600 (`borrowed_ids` ~380 and
+//! its ~24 calls into Python, `PyList_GetItem` ~140 and `unicode_hash` ~135
+//! a row, both calls under the stable ABI; `Ahead` ~320; the row's matching
+//! ~580), scoring ~610 (`score_hits` ~430, ~50 a metric; `score_row` ~70;
+//! the column writes ~110).
+//!
+//! Why a large batch is pipelined (`RowScorer::pipelined`): reading needs
+//! the GIL and is ~70% of a batch; the scoring needs only numbers.  This
+//! thread reads chunks of `CHUNK_ROWS` rows while one pool thread scores the
+//! chunk before, in two buffers; each chunk writes its own slices of the
+//! output, so when this thread needs a buffer and the pool thread has not
+//! taken the waiting chunk (a busy machine), this thread scores it itself.
+//! The calling thread's own CPU time in a pipelined 10,000-row batch (what
+//! the wall time comes to when the pool thread has a core of its own):
+//! 1.36-1.40 ms against 1.76-1.78 serial (`time.thread_time`, chunks of
+//! 1,024, load 3-5); 2,048-row chunks gave 1.34, 512 1.38-1.43, 256 1.47.
+//! On this machine, with the other core busy, the wall time stayed at the
+//! serial time (10,000 rows: 1.72-1.78 ms against 1.76-1.78) and batches of
+//! 1,000-6,000 rows took 5-20% longer pipelined (waking the pool thread and
+//! waiting for its job to end): hence `PIPELINE_ROWS`, 4,096.  Only lists
+//! are pipelined (an iterator may yield more rows than announced), never
+//! with an automatic `gmax` (the specs need every row's labels), never with
+//! `threads=1` or a default pool of one thread.  The same values and errors
+//! as the serial batch: a reading error first, then the count, the warning,
+//! then the first row's scoring error (`_batch(chunk_rows=)` tests any chunk
+//! size against `threads=1`).
+//!
+//! What is left for 20x in CPU time on one thread (~1.65 ms): ~4% more.
+//! Not done: fewer calls into Python per id.  Under the stable ABI an item
+//! of a list is a `PyList_GetItem` call and a `str`'s cached hash a
+//! `tp_hash` call; reading `ob_item` and the hash field directly (~250
+//! instructions a row) would tie the abi3 wheel to object layouts the
+//! stable ABI does not promise (a guard on the running version and a probe
+//! of the layout at import would be the least it needs).  `score_hits`
+//! spends ~50 instructions a metric in its per-metric dispatch (a plan
+//! compiled once per `Fused`, not per row, is what could cut it).
+//!
+//! Negative results (measured, not kept): prefetching the next row's ids
+//! with calls of their own (a second `PyList_GetItem` per id) gave ~5%, not
+//! the read-ahead's ~15%; in `score_binary`, collecting the hits through
+//! `extend` over a `filter_map` (+19 instructions a row) and the cutoff as a
+//! `usize` with a sentinel instead of an `Option` (-3) did not pay; building
+//! `PrefixBuf`'s running sums in one pass per sum (mapped slices, one
+//! allocation check each) took more instructions than the single loop, not
+//! fewer; columns written in place into zeroed vectors instead of pushed
+//! (+12 a row: the zeroing) are kept for the pipeline only.  The pool
+//! (rayon) for the scoring alone did not pay on this loaded machine (best
+//! of 9, wall: 10,000 rows 4.15 ms serial against 5.97 ms pooled; 3,000 rows
+//! 1.01 against 0.92; 1,000 rows 0.31 against 0.33): it is kept for batches
+//! that are not pipelined (iterators, an automatic `gmax`) from
+//! `PARALLEL_ROWS` rows.  CPU time counts every thread: the pool and the
+//! pipeline can only show in wall time.
 
 use super::{is_id, num_rows, row_items, to_py};
 use crate::core::error::Error;

@@ -26,6 +26,10 @@
 //! are the same bits (proptest below, against `score_sample`).  Only the
 //! families of `fused` (no custom gains) take it; any other metric, a graded
 //! or grouped sample, sends the whole sample to `score_sample`.
+//!
+//! `score_hits` is `score_binary` from the hits alone: a reader that finds
+//! them while it matches the ids (`ranklens.Scorer`'s batch) passes them
+//! straight, with no per-rank vector (proptest below: the same bits).
 
 use crate::core::metrics::first_rel;
 use crate::core::metrics::query::{discount, is_rel, PrefixBuf, Query};
