@@ -1837,10 +1837,11 @@ impl RowScorer {
 
     /// `batch_with` pipelined: this thread reads a chunk of rows (under the
     /// GIL) while one pool thread scores the chunk read before it (numbers
-    /// only: no Python object), in two buffers that go back and forth.  When
-    /// this thread needs a buffer and the pool thread has not taken the
-    /// chunk waiting for it (a busy machine), this thread scores that chunk
-    /// itself: the batch is then about as fast as the serial one.  The same
+    /// only: no Python object), in buffers that go back and forth.  When this
+    /// thread needs a buffer and the pool thread has not taken the chunk
+    /// waiting for it (a busy machine), this thread scores that chunk
+    /// itself: the batch is then about as fast as the serial one; when the
+    /// pool thread holds the only other buffer, a new one is made.  The same
     /// values and the same errors as the serial batch: a reading error first
     /// (the rows are read in order), then the count, the warning, and the
     /// scoring error of the first row.
@@ -1948,9 +1949,10 @@ impl RowScorer {
                                         score(&mut job, scratch, &mut row);
                                         job.m
                                     }
-                                    None => py.detach(recv).map_err(|_| {
-                                        bad(py, "internal: the scoring thread stopped".into())
-                                    })?,
+                                    // The pool thread holds the other buffer:
+                                    // a new one, not a wait (a preempted pool
+                                    // thread would stall the reading).
+                                    None => Matched::default(),
                                 }
                             }
                         },
