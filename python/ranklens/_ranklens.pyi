@@ -180,7 +180,7 @@ class RowScorer:
         relevant_lists: object,
         threads: int | None = None,
         chunk_rows: int | None = None,
-    ) -> tuple[list[npt.NDArray[np.float64]], npt.NDArray[np.bool_]]: ...
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]: ...
 
 def evaluate_dense(
     scores: npt.NDArray[Any],

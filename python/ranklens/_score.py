@@ -221,8 +221,8 @@ class Scorer(_ranklens.RowScorer):
     def _values(
         self, retrieved_lists: Sequence[Any], relevant_lists: Sequence[Any], threads: Any
     ) -> tuple[np.ndarray, Any]:
-        """The batch as a rows x metrics float64 array, and the rows ``empty="skip"``
-        left out (NaN in the array)."""
+        """The batch as a metrics x rows float64 array (a metric's values
+        contiguous), and the rows ``empty="skip"`` left out (NaN in the array)."""
         _num_rows(retrieved_lists, "retrieved_lists")
         _num_rows(relevant_lists, "relevant_lists")
         values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
@@ -503,7 +503,7 @@ def score_frame(
         values, skipped = scorer._values(
             _column_values(df, retrieved_col), _column_values(df, relevant_col), threads
         )
-        out = {m.name: values[:, j] for j, m in enumerate(scorer.metrics)}
+        out = {m.name: values[j] for j, m in enumerate(scorer.metrics)}
     else:
         raise RanklensInputError(f"semantics must be 'trec' or 'autorag', got {semantics!r}")
     module = type(df).__module__.split(".")[0]
@@ -515,8 +515,10 @@ def score_frame(
 
     index = getattr(df, "index", None)
     if semantics == "trec":
-        # One 2-D block from the scorer's own array (no copy, no stacking).
-        frame = pd.DataFrame(values, index=index, columns=list(out), copy=False)
+        # One 2-D block from the scorer's own array (no copy, no stacking):
+        # metrics x rows is the layout of a pandas block, rows x metrics its
+        # transpose.
+        frame = pd.DataFrame(values.T, index=index, columns=list(out), copy=False)
     else:
         frame = pd.DataFrame(out, index=index)
     if len(skipped):

@@ -89,11 +89,14 @@
 //!   Python code run, nothing held); any other row takes a reference to its
 //!   cells before the general path reads it (which may run Python code),
 //!   and the lists' lengths are read again after it.
-//! * One array per metric from the native batch, written in row order: the
-//!   Python side took `values[:, j].copy()` of a rows x metrics array, six
-//!   strided copies, 0.13 ms of the batch (measured alone, 10,000 x 6).
-//!   CPU (`--timer cpu --threads 1`), d05a720 against the base, alternated,
-//!   load 3.1-3.3: 1.80-2.05 ms against 2.23-2.28.
+//! * The native batch is metric-major (`metrics x rows`): `Scorer.batch`
+//!   takes each metric's row (contiguous, no copy) where it took
+//!   `values[:, j].copy()` of a rows x metrics array, six strided copies,
+//!   0.13 ms of the batch (measured alone, 10,000 x 6); `score_frame` hands
+//!   the transpose to pandas, whose block layout it is (no copy either).
+//!   CPU (`--timer cpu --threads 1`), one array per metric at d05a720
+//!   against the base, alternated, load 3.1-3.3: 1.80-2.05 ms against
+//!   2.23-2.28.
 //! * The row after the one being matched is read ahead (`Ahead`): its cells
 //!   and their items fetched, each id's object prefetched (its header and
 //!   its cached hash), and the cells of the row after that prefetched; the
@@ -160,8 +163,9 @@
 //! `usize` with a sentinel instead of an `Option` (-3) did not pay; building
 //! `PrefixBuf`'s running sums in one pass per sum (mapped slices, one
 //! allocation check each) took more instructions than the single loop, not
-//! fewer; columns written in place into zeroed vectors instead of pushed
-//! (+12 a row: the zeroing) are kept for the pipeline only.  The pool
+//! fewer; values written in place into a zeroed array cost ~12 instructions
+//! a row more than pushed into per-metric vectors (the zeroing), kept for
+//! the one metric-major array of every path.  The pool
 //! (rayon) for the scoring alone did not pay on this loaded machine (best
 //! of 9, wall: 10,000 rows 4.15 ms serial against 5.97 ms pooled; 3,000 rows
 //! 1.01 against 0.92; 1,000 rows 0.31 against 0.33): it is kept for batches
@@ -175,7 +179,7 @@ use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
 use crate::core::pool;
 use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString};
@@ -1221,43 +1225,43 @@ fn score_row(
     Ok(())
 }
 
-/// The values of a batch, one array per metric (a row's value at its
-/// index), and which rows were empty.
-type BatchOut<'py> = (Vec<Bound<'py, PyArray1<f64>>>, Bound<'py, PyArray1<bool>>);
+/// The values of a batch, metric-major (`metrics x rows`: a metric's values
+/// contiguous, in row order), and which rows were empty.
+type BatchOut<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<bool>>);
 
-/// Per metric, its values in row order (see the module note: each metric's
-/// values written contiguous, no column copied out of a `rows x metrics`
-/// array).
-#[derive(Default)]
+/// A batch's values, metric-major (see the module note: no column copied out
+/// of a `rows x metrics` array; `metrics x rows` is also a pandas frame's own
+/// block, which `score_frame` takes without a copy).
 struct Columns {
-    cols: Vec<Vec<f64>>,
+    values: Vec<f64>,
+    rows: usize,
 }
 
 impl Columns {
-    /// Pushed row by row (`push`).
     fn new(metrics: usize, rows: usize) -> Self {
         Columns {
-            cols: (0..metrics).map(|_| Vec::with_capacity(rows)).collect(),
+            values: vec![0.0; metrics * rows],
+            rows,
         }
     }
 
-    /// Zeros, written in place by chunks (`Job`).
-    fn zeros(metrics: usize, rows: usize) -> Self {
-        Columns {
-            cols: (0..metrics).map(|_| vec![0.0; rows]).collect(),
-        }
-    }
-
-    /// The next row's values, one per metric.
+    /// Row `r`'s values, one per metric.
     #[inline]
-    fn push(&mut self, row: &[f64]) {
-        for (col, &v) in self.cols.iter_mut().zip(row) {
-            col.push(v);
+    fn set(&mut self, r: usize, row: &[f64]) {
+        for (j, &v) in row.iter().enumerate() {
+            if let Some(x) = self.values.get_mut(j * self.rows + r) {
+                *x = v;
+            }
         }
     }
 
-    fn into_py<'py>(self, py: Python<'py>) -> Vec<Bound<'py, PyArray1<f64>>> {
-        self.cols.into_iter().map(|c| c.into_pyarray(py)).collect()
+    /// Per metric, its values (one slice each).
+    fn columns(&mut self) -> impl Iterator<Item = &mut [f64]> {
+        self.values.chunks_mut(self.rows.max(1))
+    }
+
+    fn into_py<'py>(self, py: Python<'py>, metrics: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.values.into_pyarray(py).reshape([metrics, self.rows])
     }
 }
 
@@ -1410,8 +1414,9 @@ impl RowScorer {
         Ok(out)
     }
 
-    /// The values of every row (per metric, an array of one value per row),
-    /// and which rows were empty (no ground truth or nothing retrieved).  `chunk_rows` (for tests):
+    /// The values of every row, `metrics x rows` (a metric's values
+    /// contiguous), and which rows were empty (no ground truth or nothing
+    /// retrieved).  `chunk_rows` (for tests):
     /// pipeline a batch of lists of any size in chunks of that many rows
     /// (unless one thread is asked for).
     #[pyo3(name = "_batch", signature = (retrieved_lists, relevant_lists, threads = None, chunk_rows = None))]
@@ -1789,7 +1794,7 @@ impl RowScorer {
                 let mut row = vec![0.0; nm];
                 for r in 0..n {
                     score_row(m, r, 0, false, setup, specs, scratch, &mut row)?;
-                    cols.push(&row);
+                    cols.set(r, &row);
                 }
             } else {
                 let mut values = vec![0.0; n * nm];
@@ -1801,15 +1806,15 @@ impl RowScorer {
                             score_row(m, r, 0, false, setup, specs, s, out)
                         })
                 })??;
-                for row in values.chunks(nm.max(1)) {
-                    cols.push(row);
+                for (r, row) in values.chunks(nm.max(1)).enumerate() {
+                    cols.set(r, row);
                 }
             }
             Ok::<_, Error>(cols)
         });
         let cols = out.map_err(|e| to_py(py, e))?;
         let empty: Vec<bool> = m.rows.iter().map(|s| s.empty).collect();
-        Ok((cols.into_py(py), empty.into_pyarray(py)))
+        Ok((cols.into_py(py, nm)?, empty.into_pyarray(py)))
     }
 
     /// The rows a pipelined chunk holds, `None` for a serial batch: only two
@@ -1861,7 +1866,7 @@ impl RowScorer {
         let setup = &self.setup;
         let specs = &setup.specs[..];
         let nm = specs.len();
-        let mut cols = Columns::zeros(nm, n);
+        let mut cols = Columns::new(nm, n);
         let mut empty: Vec<bool> = Vec::with_capacity(n);
         let mut largest = f64::NEG_INFINITY;
         let mut read = 0usize;
@@ -1885,7 +1890,7 @@ impl RowScorer {
             }
         };
         // Per metric, its values chunk by chunk.
-        let mut outs: Vec<_> = cols.cols.iter_mut().map(|c| c.chunks_mut(chunk)).collect();
+        let mut outs: Vec<_> = cols.columns().map(|c| c.chunks_mut(chunk)).collect();
         let reading = pool::in_place_scope(|scope| {
             let (queue, ready, score) = (&queue, &ready, &score);
             scope.spawn(move |_| {
@@ -2002,6 +2007,6 @@ impl RowScorer {
         if let Some((_, e)) = failed {
             return Err(to_py(py, e));
         }
-        Ok((cols.into_py(py), empty.into_pyarray(py)))
+        Ok((cols.into_py(py, nm)?, empty.into_pyarray(py)))
     }
 }
