@@ -113,11 +113,11 @@
 //!   (`binary_read`) behind two filters, the ground truth's and the ids
 //!   retrieved before: 2,261 instructions a row.
 //!
-//! At eda270d (alternated with the base, load 3.4-3.7): CPU, one thread,
-//! 1.72-1.76 ms a batch, 19.4-19.8x the naive loop's 33.5-34.2 ms (base
-//! 2.22-2.46 ms, 14.0-15.6x); wall with the default threads (load 3.6-4.8,
-//! the other core mostly busy): 1.67-2.36 ms, too noisy to read (base
-//! 2.16-3.07).  Where the 2,261 go: reading ~1,600 (`borrowed_ids` ~380 and
+//! At 7ed64fc (alternated with the base, four runs each, load 2.1-2.8): CPU,
+//! one thread, 1.69-1.77 ms a batch, 19.0-19.5x the naive loop (base
+//! 2.14-2.27 ms, 14.5-15.5x); wall with the default threads (the other core
+//! mostly busy with another build): 1.59-1.81 ms, 18.3-20.8x (base
+//! 2.23-2.38 ms, 14.4-14.8x).  2,257 instructions a row.  Where they go: reading ~1,600 (`borrowed_ids` ~380 and
 //! its ~24 calls into Python, `PyList_GetItem` ~140 and `unicode_hash` ~135
 //! a row, both calls under the stable ABI; `Ahead` ~320; the row's matching
 //! ~580), scoring ~610 (`score_hits` ~430, ~50 a metric; `score_row` ~70;
