@@ -117,11 +117,12 @@
 //! one thread, 1.69-1.77 ms a batch, 19.0-19.5x the naive loop (base
 //! 2.14-2.27 ms, 14.5-15.5x); wall with the default threads (the other core
 //! mostly busy with another build): 1.59-1.81 ms, 18.3-20.8x (base
-//! 2.23-2.38 ms, 14.4-14.8x).  2,257 instructions a row.  Where they go: reading ~1,600 (`borrowed_ids` ~380 and
-//! its ~24 calls into Python, `PyList_GetItem` ~140 and `unicode_hash` ~135
-//! a row, both calls under the stable ABI; `Ahead` ~320; the row's matching
-//! ~580), scoring ~610 (`score_hits` ~430, ~50 a metric; `score_row` ~70;
-//! the column writes ~110).
+//! 2.23-2.38 ms, 14.4-14.8x).  2,257 instructions a row.  Where they go:
+//! reading ~1,600 (`borrowed_ids` ~380 and its ~24 calls into Python,
+//! `PyList_GetItem` ~140 and `unicode_hash` ~135 a row, both calls under the
+//! stable ABI; `Ahead` ~320; the row's matching ~580), scoring ~610
+//! (`score_hits` ~430, ~50 a metric; `score_row` ~70; the value writes
+//! ~110).
 //!
 //! Why a large batch is pipelined (`RowScorer::pipelined`): reading needs
 //! the GIL and is ~70% of a batch; the scoring needs only numbers.  This
