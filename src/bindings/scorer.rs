@@ -94,7 +94,7 @@
 //!   `values[:, j].copy()` of a rows x metrics array, six strided copies,
 //!   0.13 ms of the batch (measured alone, 10,000 x 6); `score_frame` hands
 //!   the transpose to pandas, whose block layout it is (no copy either).
-//!   CPU (`--timer cpu --threads 1`), one array per metric at d05a720
+//!   CPU (`--timer cpu --threads 1`), one array per metric at 41b6c7f
 //!   against the base, alternated, load 3.1-3.3: 1.80-2.05 ms against
 //!   2.23-2.28.
 //! * The row after the one being matched is read ahead (`Ahead`): its cells
@@ -102,7 +102,7 @@
 //!   its cached hash), and the cells of the row after that prefetched; the
 //!   matching of row r then finds row r+1's ids in cache.  More
 //!   instructions (2,343 a row: the item calls move, the loops do not), less
-//!   time: CPU 1.72-1.76 ms against d05a720's 2.01-2.10 (alternated, load
+//!   time: CPU 1.72-1.76 ms against 41b6c7f's 2.01-2.10 (alternated, load
 //!   4.5-4.7).  Callgrind's cache model with a 2 MB last level had put ~10
 //!   of the ~16 misses of a row on the ids' `str` objects (in `unicode_hash`)
 //!   and ~2 on the cells' item arrays.  Sound because a row read with
@@ -113,7 +113,7 @@
 //!   (`binary_read`) behind two filters, the ground truth's and the ids
 //!   retrieved before: 2,261 instructions a row.
 //!
-//! At 7ed64fc (alternated with the base, four runs each, load 2.1-2.8): CPU,
+//! At 666a435 (alternated with the base, four runs each, load 2.1-2.8): CPU,
 //! one thread, 1.69-1.77 ms a batch, 19.0-19.5x the naive loop (base
 //! 2.14-2.27 ms, 14.5-15.5x); wall with the default threads (the other core
 //! mostly busy with another build): 1.59-1.81 ms, 18.3-20.8x (base
