@@ -10,6 +10,7 @@ __all__ = [
     "DictJudgments",
     "RowScorer",
     "__version__",
+    "_object_reads",
     "autorag_retrieval",
     "autorag_token",
     "decode_vocab",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 __version__: str
+# Whether object fields are read without C-API calls here (src/bindings/layout.rs).
+_object_reads: bool
 
 _Encoded = tuple[
     npt.NDArray[np.uint8],

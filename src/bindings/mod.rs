@@ -325,5 +325,7 @@ fn _ranklens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dense::knn_recall, m)?)?;
     m.add_function(wrap_pyfunction!(dense::knn_recall_distances, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether `layout` reads objects directly in this interpreter (the tests).
+    m.add("_object_reads", layout::active())?;
     Ok(())
 }

@@ -546,10 +546,16 @@ impl<'py> Reader<'py> {
                 (Some(true), Some(items)) => Some(&items[..]),
                 _ => None,
             };
-            let n = match pre {
-                Some(items) => items.len(),
+            // SAFETY: an exact list, whose items are read below with no
+            // Python code run in between.
+            let direct = match pre {
+                Some(_) => None,
+                None => unsafe { super::layout::list_items(list) },
+            };
+            let n = match (pre, direct) {
+                (Some(items), _) | (None, Some(items)) => items.len(),
                 // SAFETY: an exact list.
-                None => unsafe { ffi::PyList_Size(list) }.max(0) as usize,
+                (None, None) => unsafe { ffi::PyList_Size(list) }.max(0) as usize,
             };
             self.read.reserve(n);
             let (py, hash_of) = (self.py, self.str_hash);
@@ -562,16 +568,17 @@ impl<'py> Reader<'py> {
             unsafe {
                 let str_type = std::ptr::addr_of_mut!(ffi::PyUnicode_Type);
                 for (i, slot) in slots.iter_mut().enumerate() {
-                    let item = match pre {
+                    let item = match pre.or(direct) {
                         Some(items) => items.get(i).copied().unwrap_or(std::ptr::null_mut()),
                         None => ffi::PyList_GetItem(list, i as ffi::Py_ssize_t),
                     };
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
                         return Ok(false);
                     }
-                    let hash = match hash_of {
-                        Some(f) => f(item),
-                        None => ffi::PyObject_Hash(item),
+                    let hash = match (super::layout::cached_hash(item), hash_of) {
+                        (Some(h), _) => h,
+                        (None, Some(f)) => f(item),
+                        (None, None) => ffi::PyObject_Hash(item),
                     };
                     if hash == -1 {
                         return Err(PyErr::fetch(py));
@@ -1672,12 +1679,19 @@ impl Ahead {
             items.clear();
             *listed = ffi::Py_TYPE(*cell) == list_type;
             if *listed {
-                let n = ffi::PyList_Size(*cell).max(0);
-                items.extend((0..n).map(|j| {
-                    let item = ffi::PyList_GetItem(*cell, j);
-                    prefetch(item);
-                    item
-                }));
+                if let Some(direct) = super::layout::list_items(*cell) {
+                    items.extend(direct.iter().map(|&item| {
+                        prefetch(item);
+                        item
+                    }));
+                } else {
+                    let n = ffi::PyList_Size(*cell).max(0);
+                    items.extend((0..n).map(|j| {
+                        let item = ffi::PyList_GetItem(*cell, j);
+                        prefetch(item);
+                        item
+                    }));
+                }
             }
         }
         self.cells = cells;
