@@ -147,15 +147,22 @@
 //! then the first row's scoring error (`_batch(chunk_rows=)` tests any chunk
 //! size against `threads=1`).
 //!
-//! What is left for 20x in CPU time on one thread (~1.65 ms): ~4% more.
-//! Not done: fewer calls into Python per id.  Under the stable ABI an item
-//! of a list is a `PyList_GetItem` call and a `str`'s cached hash a
-//! `tp_hash` call; reading `ob_item` and the hash field directly (~250
-//! instructions a row) would tie the abi3 wheel to object layouts the
-//! stable ABI does not promise (a guard on the running version and a probe
-//! of the layout at import would be the least it needs).  `score_hits`
-//! spends ~50 instructions a metric in its per-metric dispatch (a plan
-//! compiled once per `Fused`, not per row, is what could cut it).
+//! Fewer calls into Python per id: under the stable ABI an item of a list
+//! is a `PyList_GetItem` call and a `str`'s cached hash a `tp_hash` call.
+//! Where `bindings::layout` knows the running CPython's object layout
+//! (3.9-3.14, checked at import against the C-API's own answers), a plain
+//! `str` list's items are read from `ob_item` and each id's hash from its
+//! `hash` field (`tp_hash` while it is -1, not computed yet);
+//! `RANKLENS_LAYOUT=api` keeps the calls, and `tests/test_layout.py` holds
+//! both ways to the same bits.  bench_rag, CPU, one thread, best of 7, the
+//! LTO wheel alternated with the one before (2026-11-27, load 1.2): 1.69-1.73
+//! -> 1.56-1.61 ms, 19.3x -> 21.5-21.8x the naive loop: the 20x of issue #14
+//! is met in CPU time on one thread.  `score_hits` still spends ~50
+//! instructions a metric in its per-metric dispatch (a plan compiled once
+//! per `Fused`, not per row, is what could cut it).  `score_frame` adds
+//! pandas' own costs to the batch: the two columns' `tolist()` and the
+//! result frame, ~1.2 ms together when the naive loop has just run and
+//! evicted them from the caches (0.3 ms warm).
 //!
 //! Negative results (measured, not kept): prefetching the next row's ids
 //! with calls of their own (a second `PyList_GetItem` per id) gave ~5%, not
