@@ -40,7 +40,7 @@
 //! drop-in's 5 measure call is `__init__` ~0.13 s (0.22 s before), the
 //! walk and kernels ~0.46 s and the result dicts ~0.1 s: 0.61-0.70 s against
 //! pytrec_eval's 2.7-3.0 s, 4.1-4.4x in three runs (3.4-3.6x for the
-//! previous build in the same session); issue #15 asks 6x (~0.47 s in all),
+//! build before, in the same runs); issue #15 asks 6x (~0.47 s in all),
 //! which would need the walk at ~25 ns an entry.  MTEB's measure set:
 //! 3.8-4.1x (3.3-4.0x before; 5x asked).
 //!

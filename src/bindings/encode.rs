@@ -73,8 +73,8 @@
 //!
 //! `Run(dict)` of the 10,000 x 100 dicts: 39.6-41.3 -> 34.4-34.8 ns an entry
 //! (best of 7, quick alternation); of the 100,000 x 100 ones: 39.3-40.8 ns
-//! in three runs against 42.5-68.1 for the previous build in the same
-//! session (41.5 on an idle machine, commit 16a2c1a): at that scale the
+//! in three runs against 42.5-68.1 for the build before, in the same runs
+//! (41.5 on an idle machine, commit 16a2c1a): at that scale the
 //! saved instructions hide behind the cache misses.  Dicts in BEIR's layout (ids shared across
 //! queries, see below): 165 -> 142 ms a million entries.
 //!
