@@ -49,18 +49,12 @@ fn known(py: Python<'_>) -> Option<usize> {
         return None;
     }
     let v = py.version_info();
+    let sys = py.import("sys").ok()?;
     // A build with `Py_TRACE_REFS` has two more pointers in every object.
-    let trace_refs = py
-        .import("sys")
-        .and_then(|sys| sys.hasattr("getobjects"))
-        .unwrap_or(true);
-    let cpython = py
-        .import("sys")
-        .and_then(|sys| {
-            sys.getattr("implementation")?
-                .getattr("name")?
-                .extract::<String>()
-        })
+    let trace_refs = sys.hasattr("getobjects").unwrap_or(true);
+    let cpython = sys
+        .getattr("implementation")
+        .and_then(|i| i.getattr("name")?.extract::<String>())
         .is_ok_and(|name| name == "cpython");
     if v.major != 3 || trace_refs || !cpython {
         return None;

@@ -349,6 +349,19 @@ pub enum Valid<'a> {
     Mask(Matrix<'a, u8>),
 }
 
+impl Valid<'_> {
+    /// The columns row `i` of `cols` holds from its start: its length (0 past
+    /// the lengths given, at most `cols`), else every column (a mask is read
+    /// cell by cell).
+    #[inline]
+    pub(crate) fn row_len(&self, i: usize, cols: usize) -> usize {
+        match self {
+            Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
+            _ => cols,
+        }
+    }
+}
+
 /// How tied scores are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DenseTies {
@@ -557,10 +570,7 @@ fn f32_row(
 ) -> Result<bool> {
     let mut buf = std::mem::take(&mut s.scores32);
     let full = m.row_prefix(i, m.cols, &mut buf);
-    let n = match valid {
-        Valid::Lengths(len) => (len[i].max(0) as usize).min(full.len()),
-        _ => full.len(),
-    };
+    let n = valid.row_len(i, full.len());
     let row = full.get(..n).unwrap_or(full);
     labels.load(i, &mut s.labels);
     s.labels.truncate(row.len());

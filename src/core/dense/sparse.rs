@@ -394,10 +394,7 @@ fn row_in(
     out: &mut [f64],
 ) -> Option<bool> {
     let (_, cols) = scores.shape();
-    let n = match valid {
-        Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
-        _ => cols,
-    };
+    let n = valid.row_len(i, cols);
     if u32::try_from(n).is_err() || !label_row(labels, i, n, s) {
         return None;
     }

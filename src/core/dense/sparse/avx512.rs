@@ -317,10 +317,7 @@ pub(super) unsafe fn row(
     out: &mut [f64],
 ) -> Option<bool> {
     let (_, cols) = scores.shape();
-    let n = match valid {
-        Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
-        _ => cols,
-    };
+    let n = valid.row_len(i, cols);
     let sc = match scores {
         Numbers::F32(m) if u32::try_from(n).is_ok() => m.contiguous_row(i, n),
         _ => None,
@@ -440,10 +437,7 @@ unsafe fn block<L: Label>(
     let mut done = 0u64;
     for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
         let i = a.i0 + r;
-        let n = match a.valid {
-            Valid::Lengths(len) => (len.get(i).copied().unwrap_or(0).max(0) as usize).min(cols),
-            _ => cols,
-        };
+        let n = a.valid.row_len(i, cols);
         let got = match (sm.contiguous_row(i, n), lm.contiguous_row(i, n)) {
             // SAFETY: the CPU has the features.
             (Some(sc), Some(lb)) => unsafe { kernel(s, sc, lb, a.plan, a.level, a.empty, o) },
