@@ -22,8 +22,6 @@ timing, the two pipelines' aggregates are checked equal within 1e-9 on each shap
 from __future__ import annotations
 
 import argparse
-import gc
-import math
 import os
 import platform
 import sys
@@ -32,7 +30,8 @@ import time
 import ir_measures
 from ir_measures import AP, RR, P, R, nDCG
 
-from gen_data import generate  # benches/ (the script's folder) is on sys.path
+from bench_compat import _best  # benches/ (the script's folder) is on sys.path
+from gen_data import generate
 from ranklens.compat import ir_measures as rl_ir_measures
 
 MEASURES = [nDCG @ 10, AP, R @ 100, P @ 10, RR]
@@ -50,18 +49,6 @@ def _frames(qrels: dict, run: dict):
         columns=["query_id", "doc_id", "score"],
     )
     return qrels_df, run_df
-
-
-def _best(fn, repeat: int) -> tuple[float, float]:
-    """Best wall time and best CPU time of ``repeat`` calls."""
-    wall = cpu = math.inf
-    for _ in range(repeat):
-        gc.collect()
-        c, t = time.process_time(), time.perf_counter()
-        fn()
-        wall = min(wall, time.perf_counter() - t)
-        cpu = min(cpu, time.process_time() - c)
-    return wall, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
