@@ -948,3 +948,96 @@ def test_pipelined_batch_raises_the_first_scoring_error(chunk):
     _same_batch(serial, pipelined)
     assert serial[0][0] is RanklensInputError
     assert serial[0][1].startswith("row 3: ties='expected'")
+
+
+# ---------------------------------------------------------------------------
+# 9. Object arrays (a pandas column's own values) are read as lists are
+# ---------------------------------------------------------------------------
+
+
+def _objects(cells, step=1):
+    """``cells`` as a 1-D object array; with ``step`` != 1 a strided view of a
+    larger array (negative: reversed), holding the same items in order."""
+    n = len(cells)
+    base = np.empty(n * abs(step), dtype=object)
+    view = base if step == 1 else base[:: abs(step)] if step > 0 else base[::step][:n]
+    for i, c in enumerate(cells):
+        view[i] = c
+    return view
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    rows=fused_rows(),
+    metrics=st.lists(st.sampled_from(FUSED_METRICS), min_size=1, max_size=6, unique=True),
+    step=st.sampled_from([1, 2, -1, -3]),
+    chunk=st.integers(1, 5),
+)
+def test_object_arrays_are_read_as_lists(rows, metrics, step, chunk):
+    retrieved, relevant = rows
+    scorer = Scorer(metrics, duplicates="first")
+    arrays = _objects(retrieved, step), _objects(relevant, -step)
+    for args in [(1,), (2, chunk)]:
+        _same_batch(_run(scorer, retrieved, relevant, *args), _run(scorer, *arrays, *args))
+
+
+def test_object_array_read_details():
+    scorer = Scorer(["P@2", "mrr"])
+    # np.empty fills an object array with None: a missing cell (empty="zero").
+    ret = np.empty(2, dtype=object)
+    ret[0] = ["a", "b"]
+    got = scorer.batch(ret, _objects([["b"], ["a"]]))
+    assert got["mrr"].tolist() == [0.5, 0.0]
+    # Other arrays (2-D, not objects) take the general path: rows iterated.
+    grid = scorer.batch(np.array([["a", "b"], ["c", "d"]]), [["b"], ["a"]])
+    assert grid["mrr"].tolist() == [0.5, 0.0]
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 2])
+def test_object_array_shrunk_while_read(chunk):
+    # An id's __str__ (run while row 2 is read) shrinks both arrays in place
+    # to 3 rows: the batch stops there, as with lists.
+    class Shrink(int):
+        def __str__(self):
+            for a in arrays:
+                a.resize(3, refcheck=False)
+            return "1"
+
+    scorer = Scorer(["P@1", "mrr"])
+    arrays = (
+        _objects([["a"], ["b"], [Shrink(1)], ["c"], ["d"]]),
+        _objects([["a"], ["b"], ["1"], ["c"], ["d"]]),
+    )
+    args = (1,) if chunk is None else (2, chunk)
+    out, _ = _run(scorer, *arrays, *args)
+    assert out == (RanklensInputError, "5 rows announced, 3 iterated")
+
+
+def test_score_frame_reads_pandas_columns_in_place():
+    pd = pytest.importorskip("pandas")
+    retrieved = [["a", "b", "c"], np.nan, ["c", "d"], ["b"], []]
+    relevant = [["b"], [["a"]], {"c": 2, "d": 1}, None, ["x"]]
+    df = pd.DataFrame(
+        {"q": list("vwxyz"), "retrieved_ids": retrieved, "retrieval_gt": relevant},
+        index=[10, 11, 12, 13, 14],
+    )
+    metrics = ["P@2", "mrr", "ndcg@3", "recall"]
+    want = ranklens.score_batch(retrieved, relevant, metrics, empty="nan")
+    got = ranklens.score_frame(df, metrics=metrics, semantics="trec", empty="nan")
+    assert list(got.index) == [10, 11, 12, 13, 14]
+    assert list(got.columns) == list(want)
+    for name in want:
+        np.testing.assert_array_equal(got[name].to_numpy(), want[name], err_msg=name)
+    # Each frame has its own view of the cached column index.
+    got.columns.name = "metric"
+    assert ranklens.score_frame(df, metrics=metrics, semantics="trec").columns.name is None
+    # A repeated column name takes the public path (df[col] is then a frame).
+    twice = pd.concat([df, df[["retrieved_ids"]]], axis=1)
+    with pytest.raises(AttributeError):
+        ranklens.score_frame(twice, metrics=metrics, semantics="trec")
+    # Cells held as numpy arrays (what pandas.read_parquet gives for lists).
+    arrays = df.assign(retrieved_ids=[np.array(r) if isinstance(r, list) else r for r in retrieved])
+    again = ranklens.score_frame(arrays, metrics=metrics, semantics="trec", empty="nan")
+    for name in want:
+        np.testing.assert_array_equal(again[name].to_numpy(), want[name], err_msg=name)

@@ -140,7 +140,7 @@
 //! serial time (10,000 rows: 1.72-1.78 ms against 1.76-1.78) and batches of
 //! 1,000-6,000 rows took 5-20% longer pipelined (waking the pool thread and
 //! waiting for its job to end): hence `PIPELINE_ROWS`, 4,096.  Only lists
-//! are pipelined (an iterator may yield more rows than announced), never
+//! and object arrays are pipelined (an iterator may yield more rows than announced), never
 //! with an automatic `gmax` (the specs need every row's labels), never with
 //! `threads=1` or a default pool of one thread.  The same values and errors
 //! as the serial batch: a reading error first, then the count, the warning,
@@ -159,10 +159,20 @@
 //! -> 1.56-1.61 ms, 19.3x -> 21.5-21.8x the naive loop: the 20x of issue #14
 //! is met in CPU time on one thread.  `score_hits` still spends ~50
 //! instructions a metric in its per-metric dispatch (a plan compiled once
-//! per `Fused`, not per row, is what could cut it).  `score_frame` adds
-//! pandas' own costs to the batch: the two columns' `tolist()` and the
-//! result frame, ~1.2 ms together when the naive loop has just run and
-//! evicted them from the caches (0.3 ms warm).
+//! per `Fused`, not per row, is what could cut it).
+//!
+//! `score_frame` on pandas: the two columns' `df[col].tolist()` and the
+//! result frame cost ~1.2 ms together when the naive loop had just run
+//! (0.3 ms warm): pandas' Python code is slow when cold (`df[col]` ~0.15-0.26
+//! ms, `tolist()` ~0.2, a frame whose column index is inferred from a list
+//! ~0.45).  The Scorer now reads a pandas object column's own 1-D array in
+//! place (`Outer::Objects`: the same borrowed walk as a list, the data
+//! pointer and stride read at each item, so a resize while Python code runs
+//! is seen), and the frame gets a cached column index: bench_rag, CPU, one
+//! thread, best of 9, 2026-11-27, load 5-6: `score_frame` 1.67 ms against
+//! `Scorer.batch`'s 1.57 (2.55 against 1.61 before), 20.0x the naive loop.
+//! Handing the columns' arrays to the iterator path instead had been no
+//! faster than `tolist()` (2.11 against 2.02 ms).
 //!
 //! Negative results (measured, not kept): prefetching the next row's ids
 //! with calls of their own (a second `PyList_GetItem` per id) gave ~5%, not
@@ -187,7 +197,7 @@ use crate::core::eval;
 use crate::core::metrics::{self, err, Family, MetricSpec};
 use crate::core::pool;
 use crate::core::rows::{self, score_sample, Sample, Scratch, NO_GROUP};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString};
@@ -1478,11 +1488,64 @@ impl RowScorer {
     }
 }
 
-/// A batch's rows: two lists walked by index, or two iterators.
+/// One side of a batch walked by index in place: a list, or a 1-D numpy
+/// array of objects (a pandas object column's values, as `score_frame`
+/// passes them: no `tolist()` copy of the column).
+enum Outer<'py> {
+    List(Bound<'py, PyList>),
+    Objects(Bound<'py, PyArray1<Py<PyAny>>>),
+}
+
+impl<'py> Outer<'py> {
+    fn new(obj: &Bound<'py, PyAny>) -> Option<Self> {
+        if let Ok(l) = obj.cast::<PyList>() {
+            return Some(Outer::List(l.clone()));
+        }
+        obj.cast::<PyArray1<Py<PyAny>>>()
+            .ok()
+            .map(|a| Outer::Objects(a.clone()))
+    }
+
+    /// Its length now (a list may shrink while Python code runs; an array
+    /// may be resized with `refcheck=False`).
+    fn len(&self) -> usize {
+        match self {
+            Outer::List(l) => l.len(),
+            Outer::Objects(a) => a.shape()[0],
+        }
+    }
+
+    /// Item `i`, borrowed; null with a Python error set when a list's
+    /// `PyList_GetItem` fails.
+    ///
+    /// # Safety
+    /// The GIL is held and `i < self.len()`, read since Python code last ran
+    /// (an array's data pointer and stride are read here, at each call, so
+    /// a resize in between is seen).
+    unsafe fn item(&self, i: usize) -> *mut ffi::PyObject {
+        match self {
+            Outer::List(l) => ffi::PyList_GetItem(l.as_ptr(), i as ffi::Py_ssize_t),
+            Outer::Objects(a) => {
+                let stride = a.strides()[0];
+                let at = (a.data() as *const u8).offset(i as isize * stride);
+                let item = at.cast::<*mut ffi::PyObject>().read_unaligned();
+                // numpy reads a null slot of an object array as None.
+                if item.is_null() {
+                    ffi::Py_None()
+                } else {
+                    item
+                }
+            }
+        }
+    }
+}
+
+/// A batch's rows: two lists (or object arrays) walked by index, or two
+/// iterators.
 enum Source<'py> {
     Lists {
-        ret: Bound<'py, PyList>,
-        rel: Bound<'py, PyList>,
+        ret: Outer<'py>,
+        rel: Outer<'py>,
         /// Rows left to read end here: at most both lists' lengths.
         len: usize,
         next: usize,
@@ -1497,25 +1560,23 @@ enum Source<'py> {
 
 impl<'py> Source<'py> {
     fn new(retrieved: &Bound<'py, PyAny>, relevant: &Bound<'py, PyAny>) -> PyResult<Self> {
-        // Lists (the common case: pandas' tolist(), JSON) are walked in place,
-        // by borrowed pointer (GIL builds only: on free-threaded Python
+        // Lists (the common case: JSON, pandas' tolist()) and object arrays
+        // (a pandas column's values) are walked in place, by borrowed pointer (GIL builds only: on free-threaded Python
         // another thread could drop a borrowed cell at any time).
-        Ok(
-            match (retrieved.cast::<PyList>(), relevant.cast::<PyList>()) {
-                (Ok(ret), Ok(rel)) if cfg!(not(Py_GIL_DISABLED)) => Source::Lists {
-                    len: ret.len().min(rel.len()),
-                    ret: ret.clone(),
-                    rel: rel.clone(),
-                    next: 0,
-                    ahead: Box::default(),
-                },
-                _ => Source::Iters {
-                    ret: retrieved.try_iter()?,
-                    rel: relevant.try_iter()?,
-                    next: 0,
-                },
+        Ok(match (Outer::new(retrieved), Outer::new(relevant)) {
+            (Some(ret), Some(rel)) if cfg!(not(Py_GIL_DISABLED)) => Source::Lists {
+                len: ret.len().min(rel.len()),
+                ret,
+                rel,
+                next: 0,
+                ahead: Box::default(),
             },
-        )
+            _ => Source::Iters {
+                ret: retrieved.try_iter()?,
+                rel: relevant.try_iter()?,
+                next: 0,
+            },
+        })
     }
 
     /// Read up to `rows` more rows into `m`: how many were read (fewer only
@@ -1537,7 +1598,7 @@ impl<'py> Source<'py> {
                 ahead.row = None;
                 ahead.next = None;
                 *len = (*len).min(ret.len()).min(rel.len());
-                let (ret, rel) = (ret.as_ptr(), rel.as_ptr());
+                let (ret, rel) = (&*ret, &*rel);
                 while got < rows && *next < *len {
                     let r = *next;
                     // This row's cells (ground truth, retrieved), and the
@@ -1550,16 +1611,10 @@ impl<'py> Source<'py> {
                         }
                         _ => {
                             reader.pre_ok = [false; 2];
-                            // SAFETY: both are lists and `r < len`, which is
-                            // at most their lengths (read again after any row
-                            // that may have run Python code, which could
-                            // shrink them).  Borrowed references: see below.
-                            let cells = unsafe {
-                                [
-                                    ffi::PyList_GetItem(rel, r as ffi::Py_ssize_t),
-                                    ffi::PyList_GetItem(ret, r as ffi::Py_ssize_t),
-                                ]
-                            };
+                            // SAFETY: `r < len`, which is at most both
+                            // lengths (read again after any row that may have
+                            // run Python code, which could shrink them).  Borrowed references: see below.
+                            let cells = unsafe { [rel.item(r), ret.item(r)] };
                             if cells.iter().any(|c| c.is_null()) {
                                 return Err(PyErr::fetch(py));
                             }
@@ -1597,11 +1652,7 @@ impl<'py> Source<'py> {
                         reader.row(m, &rel_cell, &ret_cell, Some(r), false)?;
                         // Dropping a cell may run Python code too (`__del__`).
                         drop((rel_cell, ret_cell));
-                        // SAFETY: both are lists.
-                        let lens = unsafe { (ffi::PyList_Size(ret), ffi::PyList_Size(rel)) };
-                        *len = (*len)
-                            .min(lens.0.max(0) as usize)
-                            .min(lens.1.max(0) as usize);
+                        *len = (*len).min(ret.len()).min(rel.len());
                     }
                     *next += 1;
                     got += 1;
@@ -1652,18 +1703,11 @@ impl Ahead {
     /// too, when `r + 1 < len`).
     ///
     /// # Safety
-    /// The GIL is held; `rel` and `ret` are lists of at least `len > r`
-    /// items, and no Python code ran since `next` was read.
-    unsafe fn read(
-        &mut self,
-        rel: *mut ffi::PyObject,
-        ret: *mut ffi::PyObject,
-        r: usize,
-        len: usize,
-    ) {
+    /// The GIL is held; `rel` and `ret` hold at least `len > r` items, and
+    /// no Python code ran since `next` was read.
+    unsafe fn read(&mut self, rel: &Outer<'_>, ret: &Outer<'_>, r: usize, len: usize) {
         let cells_of = |r: usize| {
-            let i = r as ffi::Py_ssize_t;
-            let cells = [ffi::PyList_GetItem(rel, i), ffi::PyList_GetItem(ret, i)];
+            let cells = [rel.item(r), ret.item(r)];
             if cells.iter().any(|c| c.is_null()) {
                 ffi::PyErr_Clear();
                 return None;
