@@ -211,7 +211,10 @@ class Scorer(_ranklens.RowScorer):
         *,
         threads: int | None = None,
     ) -> BatchScores:
-        """Score many rows: ``retrieved_lists[i]`` against ``relevant_lists[i]``."""
+        """Score many rows: ``retrieved_lists[i]`` against ``relevant_lists[i]``.
+
+        Lists and 1-D object arrays (a pandas column's ``to_numpy()``) are read
+        in place; any other iterable is iterated once."""
         values, skipped = self._values(retrieved_lists, relevant_lists, threads)
         return BatchScores(
             ((m.name, values[j]) for j, m in enumerate(self.metrics)),
