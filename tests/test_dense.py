@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import sys
 import types
 
@@ -468,3 +469,52 @@ def test_flat_sparse_path_equals_the_general_path_bit_for_bit(cells, level, dtyp
     general = ranklens.evaluate_flat(preds, target, idx, [*SPARSE, "bpref"], relevance_level=level)
     got, want = fast.values, general.values[:, : len(SPARSE)]
     assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (got, want)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lens=st.lists(st.integers(1, 90), min_size=60, max_size=160),
+    seed=st.integers(0, 2**32 - 1),
+    ldtype=st.sampled_from([np.int64, np.int32, np.int8, np.uint8, np.float64, np.float32, bool]),
+    simd=st.sampled_from(["detected", "avx2", "portable"]),
+    level=st.sampled_from([1, 0.5]),
+)
+def test_flat_groups_take_the_block_path_with_the_dense_values(lens, seed, ldtype, simd, level):
+    """Sorted ``indexes``, many groups of any length (the sparse path's blocks of
+    groups), some with many labels (left to the general path): the values of the
+    flat general path and of ``evaluate_dense`` on the groups as rows with
+    ``lengths=``, bit for bit, with every instruction set the CPU runs."""
+    rng = np.random.default_rng(seed)
+    n = sum(lens)
+    preds = (rng.integers(0, 16, n) / 4 - 1).astype(np.float32)
+    dense_group = np.repeat(np.arange(len(lens)) % 7 == 0, lens)
+    pos = rng.random(n) < np.where(dense_group, 0.6, 0.06)
+    target = np.where(pos, rng.integers(1, 4, n), 0)
+    if ldtype is bool:
+        target = target > 0
+    elif np.dtype(ldtype).kind in "if" and np.dtype(ldtype) != np.uint8:
+        target = np.where(rng.random(n) < 0.05, -1, target)
+    target = target.astype(ldtype)
+    idx = np.repeat(2 * np.arange(len(lens), dtype=np.int64) - 50, lens)
+    width = max(lens)
+    s = np.zeros((len(lens), width), dtype=np.float32)
+    lab = np.zeros((len(lens), width), dtype=target.dtype)
+    mask = np.arange(width) < np.array(lens)[:, None]
+    s[mask], lab[mask] = preds, target
+    kw = dict(relevance_level=level, empty="nan")
+    old = os.environ.get("RANKLENS_SIMD")
+    if simd != "detected":
+        os.environ["RANKLENS_SIMD"] = simd
+    try:
+        fast = ranklens.evaluate_flat(preds, target, idx, SPARSE, **kw)
+        general = ranklens.evaluate_flat(preds, target, idx, [*SPARSE, "bpref"], **kw)
+        dense = ranklens.evaluate_dense(s, lab, SPARSE, lengths=lens, **kw)
+    finally:
+        if old is None:
+            os.environ.pop("RANKLENS_SIMD", None)
+        else:
+            os.environ["RANKLENS_SIMD"] = old
+    assert list(fast.query_ids) == [str(x) for x in np.unique(idx)]
+    want = general.values[:, : len(SPARSE)]
+    assert np.array_equal(fast.values.view(np.uint64), want.view(np.uint64))
+    assert np.array_equal(fast.values.view(np.uint64), dense.values.view(np.uint64))

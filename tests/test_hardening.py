@@ -42,8 +42,9 @@ def run_python(code: str, timeout: float = 120, **kw) -> subprocess.CompletedPro
 
 
 def test_forked_child_can_evaluate_read_and_stream():
-    # The parent uses every parallel path once (so rayon's pools exist), then a
-    # forked child uses them again; a child stuck on the parent's pool times out.
+    # The parent uses every parallel path once (so rayon's pools exist, the kept
+    # threads= pools too), then a forked child uses them again; a child stuck on
+    # the parent's pool times out.
     code = f"""
         import multiprocessing as mp
         import ranklens
@@ -56,7 +57,12 @@ def test_forked_child_can_evaluate_read_and_stream():
             a = evaluate(q, r, "map")["map"]
             b = evaluate_files(QRELS, RUN, "map")["map"]
             c = evaluate({{"q": {{"d": 1}}}}, {{"q": {{"d": 1.0}}}}, "map")["map"]
-            out.put((a, b, c))
+            # threads=: pools kept from call to call (one and three threads).
+            d = [
+                ranklens.evaluate_dense([[0.5, 0.2, 0.9]], [[1, 0, 2]], "ndcg", threads=t)["ndcg"]
+                for t in (1, 3)
+            ]
+            out.put((a, b, c, d))
 
         if __name__ == "__main__":
             parent = mp.Queue()

@@ -40,7 +40,9 @@
 //! positive label), the rank counts 5.1 ms (one pass over the scores a
 //! positive cell, 8 lanes), placing the (rank, label) pairs and the ideal
 //! 6-7 ms, the five metrics 1.6 ms.  `evaluate_flat` with sorted `indexes`
-//! reads each query's run of cells through the same sparse path.
+//! reads each query's run of cells through the same sparse path, by the same
+//! blocks of rows (`sparse::Layout::Runs`: offsets per group in place of a
+//! fixed row length).
 //!
 //! What did not pay (sparse path, quick builds, 1 thread, 100k rows):
 //! skipping blocks of 8 labels without a positive one (12% fewer
@@ -109,6 +111,37 @@
 //! positive cell), the sorts and the metrics (7 ms: latency chains and the
 //! branches of the metric loops, each row's work waiting on the last), the
 //! fixed costs.
+//!
+//! Per row and per call (2026-11-27, the same VM, shared, load average 3.5-6;
+//! A/B in one process: the Rust harness's variants alternated, thread CPU
+//! time, best of 9, LTO off and one codegen unit, 16.3-16.5 ms for d9ba476's
+//! code): an ndcg's ideal only for a row with a positive cell in its top
+//! (`sparse::Plan::needs_ideal`), its value 0 without one (15.6 ms for the
+//! value alone, 15.4 for the ideal alone, 15.0-15.1 both); a small row's keys
+//! inserted into a register rather than stored and reloaded (a wide load of
+//! 8 narrow stores waits for them) and its pairs stored by two permutes
+//! (`sparse::Pair` is `repr(C)`): 15.55 -> 15.3 ms.  LTO (`dense_timing`,
+//! separate runs, load 3.6 and 5): 14.6-14.8 ms against 15.0-15.1 for
+//! d9ba476.  `threads=` pools are kept
+//! from call to call (`pool::sized_pool`): a pool made per call cost 690
+//! page faults (its thread's fresh malloc arena) and the threads' start, a
+//! one-row call 118-751 us against 67-84 us.  Both wheels loaded in one
+//! process (the native calls on the data, alternated, wall time,
+//! best of 25, three runs, load 5.9-6.4; c4580a7 against d9ba476): 1 thread
+//! 14.85-14.98 ms against 14.86-14.97 (no change: the gains of the Rust
+//! harness do not show in the wheel), 2 threads 7.7 against 7.6 ms, numpy
+//! pass 4.0 ms: 3.7x, the target of 3x is not met; `evaluate_flat` (sorted
+//! `indexes`) 20.4-20.5 ms against 23.3-23.4 on 1 thread, 10.8-11.0 against
+//! 12.2-12.5 on 2 (1.4x the dense path's 2 threads).
+//!
+//! What did not pay there: the metrics' divisions of small integers looked
+//! up in tables (`f / (r + 1)` for counts <= 8 and ranks < 128, integer
+//! label / discount: the same quotients, bit for bit) made the row slower,
+//! 14.8 -> 16.45 ms (the divisions are off the rows' critical path; the
+//! lookups add instructions and cache lines); three positive cells a pass
+//! over the scores where two and three make up the count (15.14 -> 15.24
+//! ms); the sorted-`indexes` scan of `group_sorted` by 64-cell blocks of
+//! bits (branch-free): 10% more samples than the branch a cell.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
@@ -198,6 +231,19 @@ impl<'a, T: Copy> Matrix<'a, T> {
             self.data.get(a * self.col_stride..)?
         };
         Matrix::new(data, 1, b - a, 0, self.col_stride).ok()
+    }
+
+    /// Cells `a..b` of a one-row matrix when they are contiguous.
+    fn run(&self, a: usize, b: usize) -> Option<&'a [T]> {
+        if self.rows != 1 || a > b || b > self.cols {
+            return None;
+        }
+        if self.col_stride == 1 || b - a <= 1 {
+            self.data
+                .get(a * self.col_stride..a * self.col_stride + (b - a))
+        } else {
+            None
+        }
     }
 
     /// The first `k` elements of row `i` when the row is contiguous.
@@ -456,7 +502,7 @@ struct Scratch {
     ids: Vec<i64>,
     rel: Vec<i64>,
     /// `(rank, label)` of the positive cells (`sparse`).
-    pairs: Vec<(u32, f64)>,
+    pairs: Vec<sparse::Pair>,
     /// The ranks of the positive cells, a bit each, all clear between rows
     /// (`sparse`, AVX-512).
     bitmap: Vec<u64>,
@@ -537,7 +583,10 @@ fn dense_path(
     let nm = metrics.len();
     match &fast {
         Some(fast) if nm > 0 => run_blocks(rows, nm, |s, i0, out, flags| {
-            let done = sparse::rows(s, scores, labels, valid, i0, fast, level, empty, out, flags);
+            let layout = sparse::Layout::Matrix(valid);
+            let done = sparse::rows(
+                s, scores, labels, &layout, i0, fast, level, empty, out, flags,
+            );
             for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
                 if done >> r & 1 == 0 {
                     *f = general(s, i0 + r, o)?;
@@ -1252,15 +1301,7 @@ fn flat_path(
     } else {
         sparse::plan(&metrics, level, ties, &Valid::All)
     };
-    run_rows(offsets.len() - 1, metrics.len(), |s, g, out| {
-        if let Some(fast) = &fast {
-            let (a, b) = (offsets[g] as usize, offsets[g + 1] as usize);
-            if let (Some(sc), Some(lb)) = (scores.columns(a, b), labels.columns(a, b)) {
-                if let Some(e) = sparse::row(s, &sc, &lb, &Valid::All, 0, fast, level, empty, out) {
-                    return Ok(e);
-                }
-            }
-        }
+    let general = |s: &mut Scratch, g: usize, out: &mut [f64]| {
         scores.load_cells(cells(g), &mut s.scores);
         labels.load_cells(cells(g), &mut s.labels);
         s.cols.clear();
@@ -1272,7 +1313,25 @@ fn flat_path(
         rank_row(s, ties);
         score_row(s, &metrics, level, ties, out);
         Ok(false)
-    })
+    };
+    let (nm, groups) = (metrics.len(), offsets.len() - 1);
+    match &fast {
+        // Grouped cells: each group a run of cells, by blocks of rows as the
+        // dense path's (`sparse::Layout::Runs`).
+        Some(fast) if nm > 0 => run_blocks(groups, nm, |s, g0, out, flags| {
+            let layout = sparse::Layout::Runs(offsets);
+            let done = sparse::rows(
+                s, scores, labels, &layout, g0, fast, level, empty, out, flags,
+            );
+            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if done >> r & 1 == 0 {
+                    *f = general(s, g0 + r, o)?;
+                }
+            }
+            Ok(())
+        }),
+        _ => run_rows(groups, nm, general),
+    }
 }
 
 /// Vector-search recall of each row: `|approx[i, :k] ∩ exact[i, :k]| / k`,

@@ -854,16 +854,11 @@ fn snake_case(camel: &str) -> String {
 
 /// Run `f` on `threads` threads (`None`: the `RANKLENS_NUM_THREADS`
 /// environment variable if set, else the default pool of [`pool`], one thread
-/// per core, which a forked child makes again).
+/// per core, which a forked child makes again), on a pool kept from call to
+/// call ([`pool::sized_pool`]).
 pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> Result<R> {
     match thread_count(threads)? {
-        Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| Error::InvalidInput(format!("cannot start {n} threads: {e}")))?;
-            Ok(pool.install(f))
-        }
+        Some(n) => Ok(pool::sized_pool(n).map_err(Error::InvalidInput)?.install(f)),
         None => pool::install(f).map_err(Error::InvalidInput),
     }
 }

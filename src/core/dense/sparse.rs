@@ -1,6 +1,9 @@
 //! The sparse fast path of `evaluate_dense` (and of `evaluate_flat` on grouped
-//! cells, a query's run read as a row): a row kept as its cells with a
-//! positive label, `(rank, label)` in rank order, and kernels over those pairs.
+//! cells, a query's run read as a row, by blocks of runs: [`Layout::Runs`]):
+//! a row kept as its cells with a positive label, `(rank, label)` in rank
+//! order, and kernels over those pairs.  An ndcg reads the row's ideal only
+//! when a positive cell is in its top ([`Plan::needs_ideal`]); otherwise its
+//! value is 0 and the ideal is not built.
 //!
 //! When it applies ([`plan`]): `ties="first"`, no `mask=`, an evaluation
 //! level and every metric's level above 0, and every metric one of ndcg, dcg
@@ -63,6 +66,12 @@ enum Kind {
     HitRate,
     RPrecision,
 }
+
+/// A positive cell: its rank and label.  `repr(C)`: the rank at offset 0,
+/// the label at 8 (the AVX-512 row writes them as pairs of 64-bit lanes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Pair(pub(super) u32, pub(super) f64);
 
 /// One metric of the fast path: its kernel, cutoff and relevance level.
 #[derive(Clone, Copy, Debug)]
@@ -133,6 +142,20 @@ impl Simd {
 pub(super) struct Plan {
     metrics: Vec<Metric>,
     pub(super) simd: Simd,
+    /// The largest cutoff of an ndcg metric (`usize::MAX`: one without a
+    /// cutoff, 0: none): a row needs its ideal only when its first positive
+    /// cell ranks above it ([`needs_ideal`]).
+    ideal_depth: usize,
+}
+
+impl Plan {
+    /// Whether a row whose best positive cell has rank `first` needs its
+    /// ideal: an ndcg's DCG is 0 without a positive cell in its top, and then
+    /// its value is 0 whatever the ideal ([`value`]).
+    #[inline(always)]
+    pub(super) fn needs_ideal(&self, first: u32) -> bool {
+        (first as usize) < self.ideal_depth
+    }
 }
 
 /// The fast path's plan, or `None` when some setting or metric needs the
@@ -172,6 +195,12 @@ pub(super) fn plan(
         })
         .collect::<Option<Vec<_>>>()
         .map(|metrics| Plan {
+            ideal_depth: metrics
+                .iter()
+                .filter(|m| m.kind == Kind::Ndcg)
+                .map(|m| m.k.unwrap_or(usize::MAX))
+                .max()
+                .unwrap_or(0),
             metrics,
             simd: Simd::detect(),
         })
@@ -317,6 +346,62 @@ pub(super) fn row(
 /// Rows a block of [`rows`] holds (a bit each in its result).
 pub(super) const BLOCK: usize = 64;
 
+/// Where the rows of [`rows`] lie.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Layout<'a> {
+    /// Row `i` of the matrices, its first `valid.row_len(i)` cells.
+    Matrix(&'a Valid<'a>),
+    /// Row `i` is cells `offsets[i]..offsets[i + 1]` of one-row matrices
+    /// (`evaluate_flat`'s groups of sorted `indexes`).
+    Runs(&'a [i64]),
+}
+
+impl Layout<'_> {
+    /// The cells of row `i` of `m` when they lie contiguous.
+    #[inline(always)]
+    pub(super) fn slice<'m, T: Copy>(&self, m: &Matrix<'m, T>, i: usize) -> Option<&'m [T]> {
+        match self {
+            Layout::Matrix(valid) => m.contiguous_row(i, valid.row_len(i, m.cols())),
+            Layout::Runs(offsets) => {
+                let (a, b) = run(offsets, i)?;
+                m.run(a, b)
+            }
+        }
+    }
+
+    /// Row `i` through `f`, given as a row of matrices and its validity:
+    /// row `i` itself, or a run's cells as a one-row matrix (row 0).
+    #[inline(always)]
+    pub(super) fn with_row<R>(
+        &self,
+        scores: &Numbers<'_>,
+        labels: &Numbers<'_>,
+        i: usize,
+        f: impl FnOnce(&Numbers<'_>, &Numbers<'_>, &Valid<'_>, usize) -> Option<R>,
+    ) -> Option<R> {
+        match self {
+            Layout::Matrix(valid) => f(scores, labels, valid, i),
+            Layout::Runs(offsets) => {
+                let (a, b) = run(offsets, i)?;
+                f(
+                    &scores.columns(a, b)?,
+                    &labels.columns(a, b)?,
+                    &Valid::All,
+                    0,
+                )
+            }
+        }
+    }
+}
+
+/// The cells of run `i`: `offsets[i]..offsets[i + 1]`.
+#[inline(always)]
+fn run(offsets: &[i64], i: usize) -> Option<(usize, usize)> {
+    let a = usize::try_from(*offsets.get(i)?).ok()?;
+    let b = usize::try_from(*offsets.get(i + 1)?).ok()?;
+    (a <= b).then_some((a, b))
+}
+
 /// Rows `i0..i0 + flags.len()` (at most [`BLOCK`]) through the fast path,
 /// `out` their values (a row's metrics after another): a bit set in the
 /// result for each row done (`flags` written, as [`row`]'s `Some`), the others
@@ -326,7 +411,7 @@ pub(super) fn rows(
     s: &mut Scratch,
     scores: &Numbers<'_>,
     labels: &Numbers<'_>,
-    valid: &Valid<'_>,
+    layout: &Layout<'_>,
     i0: usize,
     plan: &Plan,
     level: f64,
@@ -344,13 +429,20 @@ pub(super) fn rows(
             // SAFETY: `Simd::Avx512` is chosen only when the CPU has the
             // features `avx512::rows` needs (`Simd::available`); at most 64
             // rows.
-            unsafe { avx512::rows(s, scores, labels, valid, i0, plan, level, empty, out, flags) }
+            unsafe {
+                avx512::rows(
+                    s, scores, labels, layout, i0, plan, level, empty, out, flags,
+                )
+            }
         }
         _ => {
             let nm = plan.metrics.len().max(1);
             let mut done = 0u64;
             for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
-                if let Some(e) = row(s, scores, labels, valid, i0 + r, plan, level, empty, o) {
+                let got = layout.with_row(scores, labels, i0 + r, |sc, lb, valid, i| {
+                    row(s, sc, lb, valid, i, plan, level, empty, o)
+                });
+                if let Some(e) = got {
                     *f = e;
                     done |= 1 << r;
                 }
@@ -436,7 +528,7 @@ fn row_in(
     // filled.
     let p = s.labels.len();
     if s.pairs.len() < p {
-        s.pairs.resize(p, (0, 0.0));
+        s.pairs.resize(p, Pair(0, 0.0));
     }
     if s.ideal.len() < p {
         s.ideal.resize(p, 0.0);
@@ -447,18 +539,29 @@ fn row_in(
     for (&r, &l) in s.order.iter().zip(&s.labels) {
         let at = s.order.iter().map(|&q| usize::from(q < r)).sum::<usize>();
         if let Some(x) = pairs.get_mut(at) {
-            *x = (r, l);
+            *x = Pair(r, l);
         }
     }
-    // The ideal: the positive labels, descending (the general path's
-    // `total_cmp` order: they are finite and positive, and equal ones have
-    // equal bits), placed the same way: larger labels, then equal ones
-    // earlier.  Why placed rather than sorted: a few elements, where the
-    // library sort's call cost a tenth of the row and an insertion sort's
-    // compares mispredict.
-    for (q, &l) in s.labels.iter().enumerate() {
-        let above = s.labels.iter().map(|&m| usize::from(m > l)).sum::<usize>();
-        let tied = s.labels[..q]
+    if pairs.first().is_some_and(|p| plan.needs_ideal(p.0)) {
+        place_ideal(&s.labels, ideal);
+    }
+    for (o, m) in out.iter_mut().zip(&plan.metrics) {
+        *o = value(m, pairs, ideal, n);
+    }
+    Some(false)
+}
+
+/// The ideal: the positive `labels`, descending (the general path's
+/// `total_cmp` order: they are finite and positive, and equal ones have equal
+/// bits), into `ideal` (as long), each placed by the count of the larger
+/// labels and of the equal ones before it.  Why placed rather than sorted: a
+/// few elements, where the library sort's call cost a tenth of the row and an
+/// insertion sort's compares mispredict.
+#[inline(always)]
+pub(super) fn place_ideal(labels: &[f64], ideal: &mut [f64]) {
+    for (q, &l) in labels.iter().enumerate() {
+        let above = labels.iter().map(|&m| usize::from(m > l)).sum::<usize>();
+        let tied = labels[..q]
             .iter()
             .map(|&m| usize::from(m == l))
             .sum::<usize>();
@@ -466,10 +569,6 @@ fn row_in(
             *x = l;
         }
     }
-    for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, pairs, ideal, n);
-    }
-    Some(false)
 }
 
 /// The rank of each cell in `cols`: cells with a higher score, plus cells with
@@ -508,7 +607,7 @@ fn rank_cells<T: Copy + PartialOrd>(row: &[T], cols: &[u32], ranks: &mut Vec<u32
 /// positive labels descending, `n` its length: the general kernel's terms in
 /// its order (see the module doc).
 #[inline(always)]
-fn value(m: &Metric, pairs: &[(u32, f64)], ideal: &[f64], n: usize) -> f64 {
+fn value(m: &Metric, pairs: &[Pair], ideal: &[f64], n: usize) -> f64 {
     let depth = m.k.map_or(n, |k| k.min(n));
     let lv = m.level;
     let top = || {
@@ -521,9 +620,16 @@ fn value(m: &Metric, pairs: &[(u32, f64)], ideal: &[f64], n: usize) -> f64 {
     let num_rel = || pairs.iter().filter(|p| p.1 >= lv).count();
     match m.kind {
         Kind::Ndcg | Kind::Dcg => {
-            let dcg = top().fold(0.0, |a, (r, l)| a + l / discount(r as usize));
+            let dcg = top().fold(0.0, |a, Pair(r, l)| a + l / discount(r as usize));
             if m.kind == Kind::Dcg {
                 return dcg;
+            }
+            // No positive cell in the top: `0 / idcg` is `+0.0` (the sums
+            // start at `+0.0` and add positive terms), as is the value when
+            // `idcg` is 0; the ideal is not read (the caller may leave it
+            // unwritten: `Plan::needs_ideal`).
+            if dcg == 0.0 {
+                return 0.0;
             }
             let ideal = match m.k {
                 Some(k) if k < ideal.len() => &ideal[..k],
@@ -546,14 +652,14 @@ fn value(m: &Metric, pairs: &[(u32, f64)], ideal: &[f64], n: usize) -> f64 {
             }
             let mut found = 0usize;
             let mut sum = 0.0;
-            for (rank, _) in top().filter(|p| p.1 >= lv) {
+            for Pair(rank, _) in top().filter(|p| p.1 >= lv) {
                 found += 1;
                 sum += found as f64 / (rank as usize + 1) as f64;
             }
             sum / r as f64
         }
         Kind::Mrr => match top().find(|p| p.1 >= lv) {
-            Some((rank, _)) => 1.0 / (rank as usize + 1) as f64,
+            Some(Pair(rank, _)) => 1.0 / (rank as usize + 1) as f64,
             None => 0.0,
         },
         Kind::Recall => {

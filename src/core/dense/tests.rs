@@ -294,10 +294,11 @@ proptest! {
 
 proptest! {
     /// Grouping agrees with a plain ordered map of cell lists (input order
-    /// within a group), sorted input or not.
+    /// within a group), sorted input or not; sorted input in chunks of any
+    /// size.
     #[test]
     fn group_flat_matches_an_ordered_map(
-        idx in proptest::collection::vec(-4i64..6, 0..60),
+        idx in proptest::collection::vec(-4i64..6, 0..200),
         big in any::<bool>(),
     ) {
         let idx: Vec<i64> = idx.iter().map(|&x| if big { x * (1 << 40) } else { x }).collect();
@@ -312,7 +313,7 @@ proptest! {
             let got: Vec<Vec<i64>> = g.offsets.windows(2).map(|w| cells[w[0] as usize..w[1] as usize].to_vec()).collect();
             prop_assert_eq!(got, want.values().cloned().collect::<Vec<_>>());
             // Sorted input read in chunks of any size: the same groups.
-            for chunk in [1, 2, 3, 7, 64] {
+            for chunk in [1, 2, 3, 7, 64, 65, 150, 1 << 16] {
                 match group_sorted(&input, chunk) {
                     Some(c) => prop_assert_eq!(&c, &g),
                     None => prop_assert!(input.windows(2).any(|w| w[0] > w[1])),
@@ -691,6 +692,109 @@ proptest! {
             prop_assert!(bitwise_equal(&fast, &general), "{simd:?}");
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Flat cells of sorted `indexes`, many groups of any length (the blocks of
+    /// `sparse::BLOCK` groups, `sparse::Layout::Runs`), groups left to the
+    /// general path (many positive labels, a NaN score) among them, float32
+    /// scores with every label dtype the AVX-512 kernel reads, contiguous and
+    /// strided, with every instruction set the CPU runs: the general path's
+    /// values bit for bit (and its errors); groups of equal length: the dense
+    /// path's values on the same cells as a matrix.
+    #[test]
+    fn flat_blocks_equal_general_and_dense_bit_for_bit(
+        groups in 60usize..200,
+        long in any::<bool>(),
+        equal in any::<bool>(),
+        seed in any::<u64>(),
+        nan in any::<bool>(),
+        level in prop_oneof![Just(1.0), Just(0.5)],
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let width = if long { 90 } else { 12 };
+        let lens: Vec<usize> = (0..groups)
+            .map(|_| if equal { width } else { 1 + (next() % width as u64) as usize })
+            .collect();
+        let idx: Vec<i64> = lens.iter().enumerate().flat_map(|(g, &l)| std::iter::repeat(3 * g as i64 - 7).take(l)).collect();
+        let n = idx.len();
+        let mut s32: Vec<f32> = (0..n).map(|_| (next() % 16) as f32 / 4.0 - 1.0).collect();
+        if nan {
+            s32[(next() % n as u64) as usize] = f32::NAN;
+        }
+        // One group in five with many labels (the general path), the others few.
+        let li: Vec<i64> = idx
+            .iter()
+            .map(|&g| {
+                let r = next();
+                let dense = g.rem_euclid(5) == 0;
+                if r % 100 < if dense { 60 } else { 6 } { 1 + (r >> 32) as i64 % 3 } else { (r >> 40) as i64 % 2 - 1 }
+            })
+            .collect();
+        let l64: Vec<f64> = li.iter().map(|&l| l as f64 * 0.75).collect();
+        let l32: Vec<f32> = l64.iter().map(|&l| l as f32).collect();
+        let li32: Vec<i32> = li.iter().map(|&l| l as i32).collect();
+        let li8: Vec<i8> = li.iter().map(|&l| l as i8).collect();
+        let lu8: Vec<u8> = li.iter().map(|&l| l.max(0) as u8).collect();
+        let w32: Vec<f32> = s32.iter().flat_map(|&x| [x, 5.0]).collect();
+        let wl: Vec<i64> = li.iter().flat_map(|&x| [x, 2]).collect();
+        let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
+        let cases = [
+            (sc, Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap())),
+            (sc, Numbers::I32(Matrix::contiguous(&li32, 1, n).unwrap())),
+            (sc, Numbers::I8(Matrix::contiguous(&li8, 1, n).unwrap())),
+            (sc, Numbers::U8(Matrix::contiguous(&lu8, 1, n).unwrap())),
+            (sc, Numbers::F64(Matrix::contiguous(&l64, 1, n).unwrap())),
+            (sc, Numbers::F32(Matrix::contiguous(&l32, 1, n).unwrap())),
+            (
+                Numbers::F32(Matrix::new(&w32, 1, n, 0, 2).unwrap()),
+                Numbers::I64(Matrix::new(&wl, 1, n, 0, 2).unwrap()),
+            ),
+        ];
+        let g = group_flat(&idx);
+        prop_assert!(g.order.is_empty());
+        let m = sparse_metrics(false);
+        for (sc, lb) in &cases {
+            let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, true);
+            for simd in sparse::Simd::available() {
+                SIMD.with(|c| c.set(simd));
+                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, false);
+                SIMD.with(|c| c.set(sparse::Simd::Avx512));
+                prop_assert!(bitwise_equal(&fast, &general), "{simd:?} {lb:?}:\n{fast:?}\n{general:?}");
+            }
+            if equal && !nan {
+                // The same cells as a groups x width matrix, scored by the dense path.
+                let (Some(ms), Some(ml)) = (reshape(sc, groups, width), reshape(lb, groups, width)) else {
+                    continue;
+                };
+                let dense = dense_path(&ms, &ml, &Valid::All, &m, level, DenseTies::First, Empty::Nan, false);
+                prop_assert!(bitwise_equal(&dense, &general), "{lb:?}");
+            }
+        }
+    }
+}
+
+/// A one-row matrix as `rows x cols` (row after row of its cells).
+fn reshape<'a>(x: &Numbers<'a>, rows: usize, cols: usize) -> Option<Numbers<'a>> {
+    fn m<'a, T: Copy>(a: &Matrix<'a, T>, rows: usize, cols: usize) -> Option<Matrix<'a, T>> {
+        Matrix::new(a.data, rows, cols, cols * a.col_stride, a.col_stride).ok()
+    }
+    Some(match x {
+        Numbers::F32(a) => Numbers::F32(m(a, rows, cols)?),
+        Numbers::F64(a) => Numbers::F64(m(a, rows, cols)?),
+        Numbers::I64(a) => Numbers::I64(m(a, rows, cols)?),
+        Numbers::I32(a) => Numbers::I32(m(a, rows, cols)?),
+        Numbers::I8(a) => Numbers::I8(m(a, rows, cols)?),
+        Numbers::U8(a) => Numbers::U8(m(a, rows, cols)?),
+        _ => return None,
+    })
 }
 
 #[test]

@@ -24,7 +24,7 @@
 //! same metric kernels ([`super::value`]).  Tested against the general path
 //! (`dense/tests.rs`, `tests/test_dense.py`).
 
-use super::{value, Plan};
+use super::{place_ideal, value, Layout, Pair, Plan};
 use crate::core::dense::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
 use std::arch::x86_64::*;
 
@@ -367,7 +367,7 @@ pub(super) unsafe fn rows(
     s: &mut Scratch,
     scores: &Numbers<'_>,
     labels: &Numbers<'_>,
-    valid: &Valid<'_>,
+    layout: &Layout<'_>,
     i0: usize,
     plan: &Plan,
     level: f64,
@@ -378,7 +378,7 @@ pub(super) unsafe fn rows(
     let args = Args {
         scores,
         labels,
-        valid,
+        layout,
         i0,
         plan,
         level,
@@ -396,8 +396,10 @@ pub(super) unsafe fn rows(
             let mut done = 0u64;
             let nm = plan.metrics.len().max(1);
             for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
-                let i = i0 + r;
-                if let Some(e) = super::row_in(s, scores, labels, valid, i, plan, level, empty, o) {
+                let got = layout.with_row(scores, labels, i0 + r, |sc, lb, valid, i| {
+                    super::row_in(s, sc, lb, valid, i, plan, level, empty, o)
+                });
+                if let Some(e) = got {
                     *f = e;
                     done |= 1 << r;
                 }
@@ -411,7 +413,7 @@ pub(super) unsafe fn rows(
 struct Args<'a, 'b> {
     scores: &'a Numbers<'b>,
     labels: &'a Numbers<'b>,
-    valid: &'a Valid<'b>,
+    layout: &'a Layout<'b>,
     i0: usize,
     plan: &'a Plan,
     level: f64,
@@ -432,18 +434,18 @@ unsafe fn block<L: Label>(
     out: &mut [f64],
     flags: &mut [bool],
 ) -> u64 {
-    let cols = sm.cols();
     let nm = a.plan.metrics.len().max(1);
     let mut done = 0u64;
     for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
         let i = a.i0 + r;
-        let n = a.valid.row_len(i, cols);
-        let got = match (sm.contiguous_row(i, n), lm.contiguous_row(i, n)) {
+        let got = match (a.layout.slice(sm, i), a.layout.slice(lm, i)) {
             // SAFETY: the CPU has the features.
             (Some(sc), Some(lb)) => unsafe { kernel(s, sc, lb, a.plan, a.level, a.empty, o) },
-            _ => super::row_in(
-                s, a.scores, a.labels, a.valid, i, a.plan, a.level, a.empty, o,
-            ),
+            _ => a
+                .layout
+                .with_row(a.scores, a.labels, i, |sc, lb, valid, i| {
+                    super::row_in(s, sc, lb, valid, i, a.plan, a.level, a.empty, o)
+                }),
         };
         if let Some(e) = got {
             *f = e;
@@ -510,49 +512,68 @@ unsafe fn kernel<L: Label>(
     // Up to 8 positive cells (most rows at 5% labels): sorted in registers
     // (`small`); more: placed through the bitmap of ranks.
     let small = p <= 8;
-    let mut keys = [u64::MAX; 8];
+    // The keys `rank << 32 | q` of a small row's cells, `u64::MAX` past `p`,
+    // in a register.  Why not an array: the register load of 8 separate
+    // stores waits for them (no store forwarding across stores).
+    let mut keys = _mm512_set1_epi64(-1);
+    // Each positive cell's rank: its slot (its key when `small`).
+    let mut place = |q: usize, j: usize, x: f32, above: u32, equal: u32| {
+        let tied_before = if equal > 1 {
+            sc.get(..j)
+                .map_or(0, |b| b.iter().filter(|&&y| y == x).count() as u32)
+        } else {
+            0
+        };
+        let r = above + tied_before;
+        let l = s.labels.get(q).copied().unwrap_or(0.0);
+        if small {
+            // Lane `q` (a masked broadcast; `q < 8`).
+            let key = (u64::from(r) << 32) | q as u64;
+            keys = _mm512_mask_set1_epi64(keys, 1u8 << (q & 7), key as i64);
+        } else if let (Some(w), Some(slot)) = (
+            s.bitmap.get_mut(r as usize / 64),
+            s.slots.get_mut(r as usize),
+        ) {
+            *w |= 1 << (r % 64);
+            *slot = l;
+        }
+    };
+    let cell = |q: usize| {
+        let j = s.cols.get(q).copied().unwrap_or(0) as usize;
+        (j, sc.get(j).copied().unwrap_or(0.0))
+    };
     // Two positive cells a pass over the scores (the last one twice when
     // their number is odd: placed twice, the same way).
     let mut q = 0;
     while q < p {
         let q1 = if q + 1 < p { q + 1 } else { q };
-        let j0 = s.cols.get(q).copied().unwrap_or(0) as usize;
-        let j1 = s.cols.get(q1).copied().unwrap_or(0) as usize;
-        let (x0, x1) = (
-            sc.get(j0).copied().unwrap_or(0.0),
-            sc.get(j1).copied().unwrap_or(0.0),
-        );
+        let ((j0, x0), (j1, x1)) = (cell(q), cell(q1));
         // SAFETY: the CPU has the features.
         let [(a0, e0), (a1, e1)] = unsafe { count2(sc, x0, x1) };
-        for (q, j, x, above, equal) in [(q, j0, x0, a0, e0), (q1, j1, x1, a1, e1)] {
-            let tied_before = if equal > 1 {
-                sc.get(..j)
-                    .map_or(0, |b| b.iter().filter(|&&y| y == x).count() as u32)
-            } else {
-                0
-            };
-            let r = above + tied_before;
-            let l = s.labels.get(q).copied().unwrap_or(0.0);
-            if small {
-                if let Some(k) = keys.get_mut(q) {
-                    *k = (u64::from(r) << 32) | q as u64;
-                }
-            } else if let (Some(w), Some(slot)) = (
-                s.bitmap.get_mut(r as usize / 64),
-                s.slots.get_mut(r as usize),
-            ) {
-                *w |= 1 << (r % 64);
-                *slot = l;
-            }
-        }
+        place(q, j0, x0, a0, e0);
+        place(q1, j1, x1, a1, e1);
         q += 2;
     }
     if small {
         // SAFETY: `p <= 8` labels; the CPU has the features.
-        let (pairs, ideal) = unsafe { sort_small(&s.labels, keys) };
-        let (Some(pairs), Some(ideal)) = (pairs.get(..p), ideal.get(..p)) else {
-            return None;
-        };
+        let pairs = unsafe { sort_pairs(&s.labels, keys) };
+        let pairs = pairs.get(..p)?;
+        // The ideal only when an ndcg reads it (`Plan::needs_ideal`).
+        let mut ideal = [0.0f64; 8];
+        if pairs.first().is_some_and(|x| plan.needs_ideal(x.0)) {
+            // The labels, padded with 0, descending.  Same values as the
+            // shared code's placing: the labels are positive and finite, so
+            // equal ones have equal bits, whichever lane the sort takes them
+            // from.
+            let k = low_bits(p) as u8;
+            // SAFETY: the lanes loaded are those of `k`, inside `s.labels`
+            // (`p` long); 8 lanes stored into an 8-lane array.
+            unsafe {
+                let lab = _mm512_maskz_loadu_pd(k, s.labels.as_ptr());
+                _mm512_storeu_pd(ideal.as_mut_ptr(), sort8_pd_descending(lab));
+            }
+        }
+        let ideal = ideal.get(..p)?;
         for (o, m) in out.iter_mut().zip(&plan.metrics) {
             *o = value(m, pairs, ideal, n);
         }
@@ -565,24 +586,17 @@ unsafe fn kernel<L: Label>(
         while bits != 0 {
             let r = w * 64 + bits.trailing_zeros() as usize;
             s.pairs
-                .push((r as u32, s.slots.get(r).copied().unwrap_or(0.0)));
+                .push(Pair(r as u32, s.slots.get(r).copied().unwrap_or(0.0)));
             bits &= bits - 1;
         }
     }
-    // The ideal: the shared code's placing (see `super::row_in`).
+    // The ideal: the shared code's placing, when an ndcg reads it.
     if s.ideal.len() < p {
         s.ideal.resize(p, 0.0);
     }
     let ideal = s.ideal.get_mut(..p)?;
-    for (q, &l) in s.labels.iter().enumerate() {
-        let above = s.labels.iter().map(|&m| usize::from(m > l)).sum::<usize>();
-        let tied = s.labels[..q]
-            .iter()
-            .map(|&m| usize::from(m == l))
-            .sum::<usize>();
-        if let Some(x) = ideal.get_mut(above + tied) {
-            *x = l;
-        }
+    if s.pairs.first().is_some_and(|x| plan.needs_ideal(x.0)) {
+        place_ideal(&s.labels, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
         *o = value(m, &s.pairs, ideal, n);
@@ -679,41 +693,40 @@ fn sort8_pd_descending(mut v: __m512d) -> __m512d {
     v
 }
 
-/// The `(rank, label)` pairs in rank order and the ideal of a row of `p <= 8`
-/// positive `labels` (column order), `keys[q]` being `rank << 32 | q` for
-/// the `q`-th positive cell (`u64::MAX` past `p`): both sorted in registers
-/// (the keys ascending, the labels following their keys; the labels,
-/// padded with 0, descending), branch-free.  Why: the bitmap's walk and
-/// the ideal's placing branch on every positive cell (5.3 ms of 23 on 100k
-/// rows).  Same values: the ranks are distinct, and the labels positive and
-/// finite, so equal ones have equal bits, whichever lane the sort takes them
-/// from.
+/// The `(rank, label)` pairs in rank order of a row of `p <= 8` positive
+/// `labels` (column order), lane `q` of `keys` being `rank << 32 | q` for
+/// the `q`-th positive cell (`u64::MAX` past `p`): the keys sorted ascending
+/// in the register, the labels following their keys, branch-free, the pairs
+/// stored by two permutes.  Why: the bitmap's walk and the ideal's placing
+/// branch on every positive cell (5.3 ms of 23 on 100k rows).  Same values:
+/// the ranks are distinct.
 ///
 /// # Safety
 /// As [`row`]; `labels.len() <= 8`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-unsafe fn sort_small(labels: &[f64], keys: [u64; 8]) -> ([(u32, f64); 8], [f64; 8]) {
+unsafe fn sort_pairs(labels: &[f64], keys: __m512i) -> [Pair; 8] {
     let k = low_bits(labels.len().min(8)) as u8;
     // SAFETY: the lanes loaded are those of `k`, inside `labels`.
     let lab = unsafe { _mm512_maskz_loadu_pd(k, labels.as_ptr()) };
-    // SAFETY: 8 lanes from an 8-lane array.
-    let keys = sort8_u64(unsafe { _mm512_loadu_epi64(keys.as_ptr() as *const i64) });
+    let keys = sort8_u64(keys);
     // The index of each key's label is its low 3 bits (`q`).
-    let ranked = _mm512_permutexvar_pd(keys, lab);
-    let ideal = sort8_pd_descending(lab);
-    let (mut r, mut l, mut id) = ([0u64; 8], [0.0f64; 8], [0.0f64; 8]);
-    // SAFETY: 8 lanes into 8-lane arrays.
+    let ranked = _mm512_castpd_si512(_mm512_permutexvar_pd(keys, lab));
+    let ranks = _mm512_srli_epi64::<32>(keys);
+    // `Pair` is `repr(C)`: the rank in the low half of a 64-bit lane (the
+    // upper half, zero, over its padding), the label in the next lane.
+    let lo = _mm512_permutex2var_epi64(ranks, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), ranked);
+    let hi =
+        _mm512_permutex2var_epi64(ranks, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), ranked);
+    let mut pairs = [Pair(0, 0.0); 8];
+    // SAFETY: `pairs` is 8 `Pair`s of 16 bytes (`repr(C)`: u32, 4 bytes of
+    // padding, f64), the 128 bytes of the two stores.
     unsafe {
-        _mm512_storeu_epi64(r.as_mut_ptr() as *mut i64, _mm512_srli_epi64::<32>(keys));
-        _mm512_storeu_pd(l.as_mut_ptr(), ranked);
-        _mm512_storeu_pd(id.as_mut_ptr(), ideal);
+        let p = pairs.as_mut_ptr() as *mut __m512i;
+        _mm512_storeu_si512(p, lo);
+        _mm512_storeu_si512(p.add(1), hi);
     }
-    let mut pairs = [(0u32, 0.0f64); 8];
-    for ((pair, &r), &l) in pairs.iter_mut().zip(&r).zip(&l) {
-        *pair = (r as u32, l);
-    }
-    (pairs, id)
+    pairs
 }
 
 #[cfg(test)]
