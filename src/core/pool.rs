@@ -53,19 +53,24 @@ type KeptPool = (usize, Arc<ThreadPool>);
 /// Sized pools kept at most (the least recently used one is dropped).
 const SIZED_KEPT: usize = 4;
 
-/// A pool of `n` threads for this process: the default pool when it has `n`
-/// threads, else one made on first use and kept (made again after a
+/// A pool of `n` threads for this process: the default pool when it exists
+/// and has `n` threads (it is not made for this: `threads=1` starts no
+/// other thread), else one made on first use and kept (made again after a
 /// `fork`, as the default pool).  Why kept: starting and stopping the
 /// threads of a pool made for each call cost 0.05-0.7 ms a call on a shared
 /// 2-core machine (a one-row `evaluate_dense(..., threads=1)` 118-751 us
 /// against 67-84 us with the pool kept) and 690 page faults (the new
 /// thread's fresh malloc arena): up to 5% of scoring 100k rows.
 pub fn sized_pool(n: usize) -> Result<Arc<ThreadPool>, String> {
-    let default = default_pool()?;
-    if default.current_num_threads() == n {
-        return Ok(default);
-    }
     let pid = std::process::id();
+    {
+        let slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((owner, pool)) = slot.as_ref() {
+            if *owner == pid && pool.current_num_threads() == n {
+                return Ok(Arc::clone(pool));
+            }
+        }
+    }
     let mut slot = SIZED.lock().unwrap_or_else(|e| e.into_inner());
     if slot.as_ref().is_some_and(|(owner, _)| *owner != pid) {
         if let Some((_, inherited)) = slot.take() {
