@@ -67,6 +67,38 @@
 //! in qrels order).  Ctrl-C is not seen during the walk
 //! (it holds the GIL and runs no Python code), as in the drop-in before.
 //!
+//! Changed, 2026-11-27 (on d9ba476; the 100,000 x 100 dicts, CPython 3.11,
+//! LTO build, best of 5 alternating in one process, load 2.7-5 from other
+//! jobs, so CPU times: the wall times of that load say nothing):
+//!
+//! * the run dict and each query's dict are read from their entry tables
+//!   (`layout::DictEntries`), the key and value objects six entries ahead
+//!   prefetched, where `PyDict_Next` took each key's first cache miss in
+//!   the loop;
+//! * a query's judged-id table (its 4+ cache lines, probed at random by
+//!   every entry) is prefetched whole when the query is found;
+//! * with two threads or more, every full chunk is handed to one pool
+//!   thread ([`Pipe`]) that scores it while this thread reads the next (the
+//!   GIL held here, none needed there), the last chunk scored here on the
+//!   whole pool; the chunks are scored in order, so the values are the same
+//!   floats as before, and a kernel's error still hands the whole input to
+//!   the general path.  The kernels (~11% of the CPU) leave the critical
+//!   path where a second core is free.
+//!
+//! The thread doing the walk (the drop-in's `evaluate` with its result
+//! dicts, 5 measures): 45.0 -> 38.3 ns of CPU an entry; all threads 53.9 ->
+//! 46.4.  The drop-in's whole call (`__init__` included): thread 55.3 ->
+//! 50.3, all 65.7 -> 60.0; `ranklens.evaluate(dict, dict)`: thread 44.8 ->
+//! 39.3, all 56.2 -> 48.9.  Each part alone: the tables and prefetch ~-10%,
+//! the judged tables ~-3% (one thread, 52.3 -> 50.6).  What is left
+//! (`perf`, the walking thread): the walk itself ~45% of its samples, of
+//! which the judged-table probe still ~15% (its load, or the hash of the
+//! key's text it waits on: without precise events the two cannot be told
+//! apart), the query lookup ~5% (a slot of a 2 MB table and the qrels' own
+//! text, both misses), the hash (`hash_bytes_long`, ids over 16 bytes) ~2%,
+//! `memcmp` of tied ids ~4%; the result dicts (`nested_dict`,
+//! `PyDict_SetItem`) ~10%; the rest is the interpreter's.
+//!
 //! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
 //! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
 //! `PyDict_SetItem` on a copy of the previous query's dict ~26%, freeing the
@@ -466,18 +498,10 @@ fn walk<'py>(
         opts: &opts,
         parallel: threads != Some(1),
     };
-    let qids = PyList::empty(py);
-    let run_only = PyList::empty(py);
-    let mut rows: Vec<usize> = Vec::with_capacity(scores.len().min(q.num_queries()));
-    let mut values: Vec<f64> = Vec::with_capacity(rows.capacity() * nm);
-    // The current chunk: per query its qrels index and rows, the rows'
-    // scores in trec order and judged rows.
-    let mut chunk = Chunk::default();
-    let mut tmp: Vec<Pending> = Vec::new();
-    // A kernel's error (a gain past the largest float) is left to the
-    // general path too: it names the first such query in qrels order, after
-    // what the caller does between encoding and scoring (warnings).
-    let flush = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
+    let mut values: Vec<f64> = Vec::new();
+    // Score a chunk on the pool, the GIL released, into `values`; `false`
+    // for a kernel's error.
+    let score_here = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
         let base = values.len();
         values.resize(base + chunk.spans.len() * nm, 0.0);
         let out = &mut values[base..];
@@ -492,15 +516,204 @@ fn walk<'py>(
         chunk.clear();
         done.is_ok()
     };
+    // With two threads or more, each full chunk is scored on a pool thread
+    // while this one reads the next (see the module note); the last one
+    // here, on the whole pool.
+    let read = |flush: &mut dyn FnMut(&mut Chunk) -> bool| {
+        read_run(py, judged, &q, scores, all, round_f32, flush)
+    };
+    let got = if ctx.parallel {
+        let serial = Chunks {
+            parallel: false,
+            ..ctx
+        };
+        let pipe = Pipe::default();
+        let (pipe, serial) = (&pipe, &serial);
+        macro_rules! run {
+            () => {
+                |scope| {
+                    scope.spawn(move |_| pipe.work(serial, nm));
+                    let got = read(&mut |chunk| pipe.put(chunk));
+                    pipe.close();
+                    // The chunks still queued, waited for without the GIL.
+                    py.detach(|| pipe.wait());
+                    got
+                }
+            };
+        }
+        let got = match &pool {
+            Some(pool) => Ok(pool.in_place_scope(run!())),
+            None => crate::core::pool::in_place_scope(run!()),
+        };
+        let Ok(got) = got else {
+            return Ok(None);
+        };
+        let Some(mut got) = got? else {
+            return Ok(None);
+        };
+        let Some(done) = pipe.values() else {
+            return Ok(None);
+        };
+        values = done;
+        if !score_here(&mut got.chunk, &mut values) {
+            return Ok(None);
+        }
+        got
+    } else {
+        let Some(mut got) = read(&mut |chunk| score_here(chunk, &mut values))? else {
+            return Ok(None);
+        };
+        if !score_here(&mut got.chunk, &mut values) {
+            return Ok(None);
+        }
+        got
+    };
+    Ok(Some(Walked {
+        qids: got.qids,
+        rows: got.rows,
+        values,
+        run_only: got.run_only,
+    }))
+}
+
+/// What [`read_run`] read: the query ids, their qrels indices, the run-only
+/// ids, and the last chunk, not scored yet.
+struct Read<'py> {
+    qids: Bound<'py, PyList>,
+    rows: Vec<usize>,
+    run_only: Bound<'py, PyList>,
+    chunk: Chunk,
+}
+
+/// Chunks scored on a pool thread while the walk reads on (see [`walk`]):
+/// the queue, the values of the chunks scored so far, in order, and whether
+/// a kernel failed.
+#[derive(Default)]
+struct Pipe {
+    queue: std::sync::Mutex<PipeQueue>,
+    /// A chunk queued, or the queue closed.
+    ready: std::sync::Condvar,
+    /// The worker has ended.
+    ended: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct PipeQueue {
+    jobs: std::collections::VecDeque<Chunk>,
+    /// Emptied chunks, for reuse.
+    spare: Vec<Chunk>,
+    closed: bool,
+    /// The worker has ended (closed and emptied).
+    done: bool,
+    failed: bool,
+    values: Vec<f64>,
+}
+
+impl Pipe {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PipeQueue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hand `chunk` over to be scored (`chunk` becomes an empty one);
+    /// `false` once a kernel has failed.
+    fn put(&self, chunk: &mut Chunk) -> bool {
+        let mut q = self.lock();
+        if q.failed {
+            return false;
+        }
+        let spare = q.spare.pop().unwrap_or_default();
+        q.jobs.push_back(std::mem::replace(chunk, spare));
+        drop(q);
+        self.ready.notify_one();
+        true
+    }
+
+    /// No more chunks: the worker ends when the queue is empty.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_one();
+    }
+
+    /// Wait for the worker to end (after [`Pipe::close`]).
+    fn wait(&self) {
+        let mut q = self.lock();
+        while !q.done {
+            q = self.ended.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The scored values, in chunk order; `None` if a kernel failed.
+    fn values(&self) -> Option<Vec<f64>> {
+        let mut q = self.lock();
+        (!q.failed).then(|| std::mem::take(&mut q.values))
+    }
+
+    /// The worker: score each chunk in turn, until closed and empty.
+    fn work(&self, ctx: &Chunks<'_>, nm: usize) {
+        let mut out = Vec::new();
+        loop {
+            let chunk = {
+                let mut q = self.lock();
+                loop {
+                    if let Some(c) = q.jobs.pop_front() {
+                        break Some(c);
+                    }
+                    if q.closed {
+                        break None;
+                    }
+                    q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let Some(mut chunk) = chunk else {
+                self.lock().done = true;
+                self.ended.notify_all();
+                return;
+            };
+            out.clear();
+            out.resize(chunk.spans.len() * nm, 0.0);
+            let ok = ctx.score(&chunk, &mut out).is_ok();
+            chunk.clear();
+            let mut q = self.lock();
+            if ok {
+                q.values.extend_from_slice(&out);
+            } else {
+                q.failed = true;
+            }
+            q.spare.push(chunk);
+        }
+    }
+}
+
+/// The walk of [`walk`]: each query read, ranked and put in a chunk,
+/// `flush` called on every full chunk (`false`: a kernel failed, the
+/// general path decides); `None` when the input needs the general path.
+#[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
+#[allow(clippy::too_many_arguments)]
+fn read_run<'py>(
+    py: Python<'py>,
+    judged: &DictJudgments,
+    q: &eval::Side<'_>,
+    scores: &Bound<'py, PyDict>,
+    all: bool,
+    round_f32: bool,
+    flush: &mut dyn FnMut(&mut Chunk) -> bool,
+) -> PyResult<Option<Read<'py>>> {
+    let qids = PyList::empty(py);
+    let run_only = PyList::empty(py);
+    let mut rows: Vec<usize> = Vec::with_capacity(scores.len().min(q.num_queries()));
+    // The current chunk: per query its qrels index and rows, the rows'
+    // scores in trec order and judged rows.
+    let mut chunk = Chunk::default();
+    let mut tmp: Vec<Pending> = Vec::new();
     // SAFETY: the ids' bytes, borrowed from keys of live dicts that no
     // Python code changes until the query is ranked.
     let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
     let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
-    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY (the walks): the GIL is held and no Python code runs in
     // this loop (exact types only, `str` hashes and compares), so the
     // dicts cannot change and borrowed entries stay valid.
-    while unsafe { ffi::PyDict_Next(scores.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
+    let mut run = unsafe { super::layout::DictEntries::new(scores.as_ptr()) };
+    while let Some((k, v)) = unsafe { run.next() } {
         if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
             return Ok(None);
         }
@@ -509,23 +722,34 @@ fn walk<'py>(
         let Some(qtext) = (unsafe { super::utf8_raw(k) }) else {
             return Ok(None);
         };
-        let qi = judged.query(qtext, &q);
+        let qi = judged.query(qtext, q);
         let at = match qi {
             Some(qi) => Some(judged.table_of(qi).ok_or_else(|| {
                 PyRuntimeError::new_err("internal: the judgments do not match the qrels")
             })?),
             None => None,
         };
+        if let Some((start, mask, _)) = at {
+            // The query's judged-id table, probed at random below: its
+            // lines asked for at once (see the module note).
+            if let Some(t) = judged.table.get(start..=start + mask) {
+                let t = t.as_ptr().cast::<u8>();
+                for line in (0..(mask + 1) * 8).step_by(64) {
+                    super::layout::prefetch(t.wrapping_add(line));
+                }
+            }
+        }
         tmp.clear();
-        let (mut dpos, mut dk, mut dv) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-        while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut dk, &mut dv) } != 0 {
+        // SAFETY: `v` is a live dict; no Python code runs (see above).
+        let mut docs = unsafe { super::layout::DictEntries::new(v) };
+        while let Some((dk, dv)) = unsafe { docs.next() } {
             let Some((doc, score)) = (unsafe { entry(dk, dv, round_f32) }) else {
                 return Ok(None);
             };
             let Some(at) = at else {
                 continue; // run-only: checked, not scored
             };
-            let j = judged.find(at, judged.hasher.hash_one(doc), doc, &q);
+            let j = judged.find(at, judged.hasher.hash_one(doc), doc, q);
             tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
         }
         let Some(qi) = qi else {
@@ -555,7 +779,7 @@ fn walk<'py>(
         rows.push(qi);
         // SAFETY: `k` is a live entry of `scores`.
         qids.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
-        if chunk.ranked.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+        if chunk.ranked.len() >= CHUNK_ROWS && !flush(&mut chunk) {
             return Ok(None);
         }
     }
@@ -569,19 +793,16 @@ fn walk<'py>(
             let a = chunk.ranked.len();
             chunk.spans.push((qi, a, a));
             rows.push(qi);
-            if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+            if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk) {
                 return Ok(None);
             }
         }
     }
-    if !flush(&mut chunk, &mut values) {
-        return Ok(None);
-    }
-    Ok(Some(Walked {
+    Ok(Some(Read {
         qids,
         rows,
-        values,
         run_only,
+        chunk,
     }))
 }
 
