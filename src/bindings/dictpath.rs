@@ -11,10 +11,11 @@
 //! key is matched by that hash of its UTF-8 (borrowed from the object), then
 //! by its text against the qrels' own arena.  A query's entries are put in
 //! trec_eval's order (score descending, then document id descending by
-//! bytes; rows already in that order are not sorted) under the GIL, the ids'
-//! UTF-8 borrowed from the live keys; the kernels then run without the GIL,
-//! in parallel, through `core::eval::score_rows` with the same label
-//! vectors as `evaluate`, so the values are bit-identical by construction.
+//! bytes; rows already in that order are not sorted) while the walk holds
+//! the GIL (on a pool thread, see below), the ids' UTF-8 borrowed from the
+//! live keys; the kernels then run through `core::eval::score_rows` with the
+//! same label vectors as `evaluate`, so the values are bit-identical by
+//! construction.
 //!
 //! The path takes only the common input: exact `str` query and document ids
 //! with a UTF-8 form, `dict`s (subclasses such as `parse_run`'s `defaultdict`
@@ -78,26 +79,37 @@
 //! * a query's judged-id table (its 4+ cache lines, probed at random by
 //!   every entry) is prefetched whole when the query is found;
 //! * with two threads or more, every full chunk is handed to one pool
-//!   thread ([`Pipe`]) that scores it while this thread reads the next (the
-//!   GIL held here, none needed there), the last chunk scored here on the
-//!   whole pool; the chunks are scored in order, so the values are the same
-//!   floats as before, and a kernel's error still hands the whole input to
-//!   the general path.  The kernels (~11% of the CPU) leave the critical
-//!   path where a second core is free.
+//!   thread ([`Pipe`]) that ranks and scores it while this thread reads the
+//!   next, the last chunk ranked and scored here (on the whole pool); the
+//!   chunks go in order, so the values are the same floats as before, and a
+//!   kernel's error still hands the whole input to the general path.  The
+//!   ranking reads the ids' bytes borrowed from the run's keys: the walk
+//!   holds the GIL and runs no Python code until the pool thread is done
+//!   (it waits for it with the GIL held).  The ranking (sorts, `memcmp` of
+//!   tied ids) and the kernels (~11% of the CPU) leave the critical path
+//!   where a second core is free.
 //!
 //! The thread doing the walk (the drop-in's `evaluate` with its result
-//! dicts, 5 measures): 45.0 -> 38.3 ns of CPU an entry; all threads 53.9 ->
-//! 46.4.  The drop-in's whole call (`__init__` included): thread 55.3 ->
-//! 50.3, all 65.7 -> 60.0; `ranklens.evaluate(dict, dict)`: thread 44.8 ->
-//! 39.3, all 56.2 -> 48.9.  Each part alone: the tables and prefetch ~-10%,
-//! the judged tables ~-3% (one thread, 52.3 -> 50.6).  What is left
-//! (`perf`, the walking thread): the walk itself ~45% of its samples, of
-//! which the judged-table probe still ~15% (its load, or the hash of the
-//! key's text it waits on: without precise events the two cannot be told
-//! apart), the query lookup ~5% (a slot of a 2 MB table and the qrels' own
-//! text, both misses), the hash (`hash_bytes_long`, ids over 16 bytes) ~2%,
-//! `memcmp` of tied ids ~4%; the result dicts (`nested_dict`,
-//! `PyDict_SetItem`) ~10%; the rest is the interpreter's.
+//! dicts, 5 measures): 45.0 -> 38.3 ns of CPU an entry with the kernels
+//! on the pool thread, 34.8 with the ranking there too (37.6 -> 34.8 in one
+//! alternation; ranking on this thread as a separate pass over the chunk,
+//! out of cache by then: 43.6); all threads 53.9 -> ~46-57 (the pool
+//! thread's share varies with the load).  The drop-in's whole call
+//! (`__init__` included): thread 55.3 -> 41.5, MTEB's 35 measures 73.4
+//! (ranking here) -> 66.2, the pool thread's share (~30) under this
+//! thread's, so it keeps up; `ranklens.evaluate(dict, dict)`: thread 44.8
+//! -> 33.3.  Each part alone: the tables and prefetch ~-10%, the judged
+//! tables ~-3% (one thread, 52.3 -> 50.6).  Tried, not kept: for each query
+//! the next query's slot in the query table and its dict's keys object
+//! prefetched (`peek` at the next entry): -2.3 and -1.3 ns in one
+//! alternation, +0.6 and -0.6 in the next, within the noise.  What is left
+//! (`perf`, the walking thread, before the ranking moved): the walk itself
+//! ~45% of its samples, of which the judged-table probe still ~15% (its
+//! load, or the hash of the key's text it waits on: without precise events
+//! the two cannot be told apart), the query lookup ~5% (a slot of a 2 MB
+//! table and the qrels' own text, both misses), the hash
+//! (`hash_bytes_long`, ids over 16 bytes) ~2%; the result dicts
+//! (`nested_dict`, `PyDict_SetItem`) ~10%; the rest is the interpreter's.
 //!
 //! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
 //! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
@@ -335,25 +347,69 @@ type Pending = (u64, u32, *const u8, usize);
 /// Run rows read between two scorings (see [`Chunk`]).
 const CHUNK_ROWS: usize = 1 << 16;
 
-/// Queries read and ranked, waiting to be scored without the GIL: only
-/// numbers.  Scored every [`CHUNK_ROWS`] rows, so that the buffers are
+/// Queries read, to be ranked ([`Chunk::rank`]) while the walk holds the
+/// GIL, then scored: only numbers.  Scored every [`CHUNK_ROWS`] rows, so
+/// that the buffers are
 /// reused while in cache (one buffer for the whole run was ~17% of the time
 /// in first-touch page faults).
 #[derive(Default)]
 struct Chunk {
     /// Per query: its qrels index and its rows `a..b`.
     spans: Vec<(usize, usize, usize)>,
+    /// The rows as read, each query's in dict order (see [`Chunk::rank`]).
+    pending: Vec<Pending>,
     /// Each row's score, rows in trec order.
     ranked: Vec<f64>,
     /// Each row's judged row within its query, or `NONE`.
     found: Vec<u32>,
 }
 
+// SAFETY: the only pointers, in `pending`, borrow the UTF-8 of the keys of
+// the run's query dicts; they are read ([`Chunk::rank`]) only while the walk
+// that read them holds the GIL and runs no Python code (the walk waits for
+// the pool thread, GIL held, before it returns: [`Pipe::wait`]), and are
+// dropped with the rows once ranked.  Shared (`Sync`) only to be scored,
+// after ranking, when `pending` is empty.
+unsafe impl Send for Chunk {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Chunk {}
+
 impl Chunk {
     fn clear(&mut self) {
         self.spans.clear();
+        self.pending.clear();
         self.ranked.clear();
         self.found.clear();
+    }
+
+    /// Each query's rows in trec_eval's order (scores, then each run of
+    /// equal scores by id), into `ranked` and `found`.  Only while the dicts
+    /// read are alive and unchanged: see the `Send` above.
+    fn rank(&mut self) {
+        // SAFETY: the ids' bytes, borrowed from keys of live dicts (above).
+        let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
+        let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
+        for &(_, a, b) in &self.spans {
+            let Some(rows) = self.pending.get_mut(a..b) else {
+                continue;
+            };
+            if rows.windows(2).any(|w| w[0].0 > w[1].0) {
+                rows.sort_unstable_by_key(|p| p.0);
+            }
+            let mut i = 0;
+            while i < rows.len() {
+                let e = i + rows[i..].iter().take_while(|p| p.0 == rows[i].0).count();
+                let tie = &mut rows[i..e];
+                if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
+                    tie.sort_unstable_by(by_doc);
+                }
+                i = e;
+            }
+        }
+        self.ranked
+            .extend(self.pending.iter().map(|p| key_score(p.0)));
+        self.found.extend(self.pending.iter().map(|p| p.1));
+        self.pending.clear();
     }
 }
 
@@ -502,6 +558,7 @@ fn walk<'py>(
     // Score a chunk on the pool, the GIL released, into `values`; `false`
     // for a kernel's error.
     let score_here = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
+        chunk.rank();
         let base = values.len();
         values.resize(base + chunk.spans.len() * nm, 0.0);
         let out = &mut values[base..];
@@ -535,8 +592,9 @@ fn walk<'py>(
                     scope.spawn(move |_| pipe.work(serial, nm));
                     let got = read(&mut |chunk| pipe.put(chunk));
                     pipe.close();
-                    // The chunks still queued, waited for without the GIL.
-                    py.detach(|| pipe.wait());
+                    // The chunks still queued, waited for with the GIL held:
+                    // their ranking reads the run's keys (see `Chunk`).
+                    pipe.wait();
                     got
                 }
             };
@@ -671,6 +729,7 @@ impl Pipe {
             };
             out.clear();
             out.resize(chunk.spans.len() * nm, 0.0);
+            chunk.rank();
             let ok = ctx.score(&chunk, &mut out).is_ok();
             chunk.clear();
             let mut q = self.lock();
@@ -704,11 +763,6 @@ fn read_run<'py>(
     // The current chunk: per query its qrels index and rows, the rows'
     // scores in trec order and judged rows.
     let mut chunk = Chunk::default();
-    let mut tmp: Vec<Pending> = Vec::new();
-    // SAFETY: the ids' bytes, borrowed from keys of live dicts that no
-    // Python code changes until the query is ranked.
-    let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
-    let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
     // SAFETY (the walks): the GIL is held and no Python code runs in
     // this loop (exact types only, `str` hashes and compares), so the
     // dicts cannot change and borrowed entries stay valid.
@@ -739,7 +793,7 @@ fn read_run<'py>(
                 }
             }
         }
-        tmp.clear();
+        let a = chunk.pending.len();
         // SAFETY: `v` is a live dict; no Python code runs (see above).
         let mut docs = unsafe { super::layout::DictEntries::new(v) };
         while let Some((dk, dv)) = unsafe { docs.next() } {
@@ -750,7 +804,9 @@ fn read_run<'py>(
                 continue; // run-only: checked, not scored
             };
             let j = judged.find(at, judged.hasher.hash_one(doc), doc, q);
-            tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
+            chunk
+                .pending
+                .push((rank_key(score), j, doc.as_ptr(), doc.len()));
         }
         let Some(qi) = qi else {
             if all {
@@ -759,27 +815,11 @@ fn read_run<'py>(
             }
             continue;
         };
-        // trec_eval's order: scores, then each run of equal scores by id.
-        if tmp.windows(2).any(|w| w[0].0 > w[1].0) {
-            tmp.sort_unstable_by_key(|p| p.0);
-        }
-        let mut i = 0;
-        while i < tmp.len() {
-            let e = i + tmp[i..].iter().take_while(|p| p.0 == tmp[i].0).count();
-            let tie = &mut tmp[i..e];
-            if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
-                tie.sort_unstable_by(by_doc);
-            }
-            i = e;
-        }
-        let a = chunk.ranked.len();
-        chunk.ranked.extend(tmp.iter().map(|p| key_score(p.0)));
-        chunk.found.extend(tmp.iter().map(|p| p.1));
-        chunk.spans.push((qi, a, chunk.ranked.len()));
+        chunk.spans.push((qi, a, chunk.pending.len()));
         rows.push(qi);
         // SAFETY: `k` is a live entry of `scores`.
         qids.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
-        if chunk.ranked.len() >= CHUNK_ROWS && !flush(&mut chunk) {
+        if chunk.pending.len() >= CHUNK_ROWS && !flush(&mut chunk) {
             return Ok(None);
         }
     }
@@ -790,7 +830,7 @@ fn read_run<'py>(
             seen[qi] = true;
         }
         for (qi, _) in seen.iter().enumerate().filter(|(_, &s)| !s) {
-            let a = chunk.ranked.len();
+            let a = chunk.pending.len();
             chunk.spans.push((qi, a, a));
             rows.push(qi);
             if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk) {
