@@ -94,8 +94,11 @@
 //!   23.0 (tables) -> 19.8 ns an entry (both); the zeroing is the same work
 //!   on the other core.
 //!
-//! Against the targets (#15): at 100k queries `Run(dict)` at ~39.5 ns
-//! is still above 35.  What is left (`perf`, 1M entries, final build): the
+//! Against the targets (#15), before the changes of 2026-11-27
+//! above: at 100k queries `Run(dict)` at ~39.5 ns was still above 35 (since
+//! then `benches/bench_compat.py` at load 2-2.7: 31.1-31.6 ns of wall time
+//! an entry, 31.4-34.2 of CPU; one thread, 33.0 of CPU).  What was left
+//! then (`perf`, 1M entries): the
 //! walk with `Builder::row` inlined ~22% (the row's pushes and the tie
 //! check), `PyDict_Next` ~19% (its read of the key's hash: the first touch
 //! of each key object, a cache miss for 10M fresh keys), `finish` ~12% plus
