@@ -347,3 +347,34 @@ def test_bad_thread_setting_is_the_general_paths_error(monkeypatch: Any) -> None
         assert _outcome(functools.partial(ev.evaluate, run)) == _outcome(
             functools.partial(other.evaluate, run)
         )
+
+
+def test_many_chunks_equal_the_general_path() -> None:
+    """More rows than one chunk of the walk (65,536): with two threads or more each
+    full chunk is scored on a pool thread while the walk reads on.  The same values
+    as the general path, on one thread and on several; a kernel's error in a later
+    chunk (a gain past the largest float) is the general path's error."""
+    import random
+
+    rng = random.Random(3)
+    qrels = {
+        f"q{i}": {f"d{j}": rng.randint(0, 2) for j in rng.sample(range(150), 10)}
+        for i in range(1500)
+    }
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 50)) for j in range(100)} for i in range(1500)}
+    m5 = {"ndcg_cut.10", "map", "recall.100", "P.10", "recip_rank"}
+    assert _takes(qrels, run, m5)
+    fast, general = _both(qrels, run, m5, 1, False)
+    assert fast == general
+    assert len(fast) == 1500
+    for threads in (None, 1, 2):
+        fast, general = _evaluate_both(qrels, run, NATIVE[0], threads=threads)
+        assert fast == general
+    qrels["q1400"] = {"d1": 10**308, "d2": 10**308, "d3": 10**308}
+    run["q1400"].update({"d1": 99.0, "d2": 98.0, "d3": 97.0})
+    fast, general = _both(qrels, run, {"ndcg_cut.10"}, 1, False)
+    assert fast == general
+    assert fast[0] is RanklensInputError
+    fast, general = _evaluate_both(qrels, run, ["ndcg@10"], threads=2)
+    assert fast == general
+    assert fast[0][0] is RanklensInputError

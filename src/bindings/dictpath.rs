@@ -11,10 +11,11 @@
 //! key is matched by that hash of its UTF-8 (borrowed from the object), then
 //! by its text against the qrels' own arena.  A query's entries are put in
 //! trec_eval's order (score descending, then document id descending by
-//! bytes; rows already in that order are not sorted) under the GIL, the ids'
-//! UTF-8 borrowed from the live keys; the kernels then run without the GIL,
-//! in parallel, through `core::eval::score_rows` with the same label
-//! vectors as `evaluate`, so the values are bit-identical by construction.
+//! bytes; rows already in that order are not sorted) while the walk holds
+//! the GIL (on a pool thread, see below), the ids' UTF-8 borrowed from the
+//! live keys; the kernels then run through `core::eval::score_rows` with the
+//! same label vectors as `evaluate`, so the values are bit-identical by
+//! construction.
 //!
 //! The path takes only the common input: exact `str` query and document ids
 //! with a UTF-8 form, `dict`s (subclasses such as `parse_run`'s `defaultdict`
@@ -66,6 +67,56 @@
 //! run's checks and the caller's warnings; a kernel's names the first query
 //! in qrels order).  Ctrl-C is not seen during the walk
 //! (it holds the GIL and runs no Python code), as in the drop-in before.
+//!
+//! Changed, 2026-11-27 (on d9ba476; the 100,000 x 100 dicts, CPython 3.11,
+//! LTO build, best of 5 alternating in one process, load 2.7-5 from other
+//! jobs, so CPU times: the wall times of that load say nothing):
+//!
+//! * the run dict and each query's dict are read from their entry tables
+//!   (`layout::DictEntries`), the key and value objects six entries ahead
+//!   prefetched, where `PyDict_Next` took each key's first cache miss in
+//!   the loop;
+//! * a query's judged-id table (its 4+ cache lines, probed at random by
+//!   every entry) is prefetched whole when the query is found;
+//! * with two threads or more, every full chunk is handed to one pool
+//!   thread ([`Pipe`]) that ranks and scores it while this thread reads the
+//!   next, the last chunk ranked and scored here (on the whole pool); the
+//!   chunks go in order, so the values are the same floats as before, and a
+//!   kernel's error still hands the whole input to the general path.  The
+//!   ranking reads the ids' bytes borrowed from the run's keys: the walk
+//!   holds the GIL and runs no Python code until the pool thread is done
+//!   (it waits for it with the GIL held).  The ranking (sorts, `memcmp` of
+//!   tied ids) and the kernels (~11% of the CPU) leave the critical path
+//!   where a second core is free.
+//!
+//! The thread doing the walk (the drop-in's `evaluate` with its result
+//! dicts, 5 measures): 45.0 -> 38.3 ns of CPU an entry with the kernels
+//! on the pool thread, 34.8 with the ranking there too (37.6 -> 34.8 in one
+//! alternation; ranking on this thread as a separate pass over the chunk,
+//! out of cache by then: 43.6); all threads 53.9 -> ~46-57 (the pool
+//! thread's share varies with the load).  The drop-in's whole call
+//! (`__init__` included): thread 55.3 -> 41.5, MTEB's 35 measures 73.4
+//! (ranking here) -> 66.2, the pool thread's share (~30) under this
+//! thread's, so it keeps up; `ranklens.evaluate(dict, dict)`: thread 44.8
+//! -> 33.3.  Each part alone: the tables and prefetch ~-10%, the judged
+//! tables ~-3% (one thread, 52.3 -> 50.6).  Tried, not kept: for each query
+//! the next query's slot in the query table and its dict's keys object
+//! prefetched (`peek` at the next entry): -2.3 and -1.3 ns in one
+//! alternation, +0.6 and -0.6 in the next, within the noise.  What is left
+//! (`perf`, the walking thread, before the ranking moved): the walk itself
+//! ~45% of its samples, of which the judged-table probe still ~15% (its
+//! load, or the hash of the key's text it waits on: without precise events
+//! the two cannot be told apart), the query lookup ~5% (a slot of a 2 MB
+//! table and the qrels' own text, both misses), the hash
+//! (`hash_bytes_long`, ids over 16 bytes) ~2%; the result dicts
+//! (`nested_dict`, `PyDict_SetItem`) ~10%; the rest is the interpreter's.
+//!
+//! With two cores free (load ~2, when the other jobs left them: these runs
+//! had both), the drop-in's 5 measure call took 0.437-0.474 s of wall
+//! time, `ranklens.evaluate(dict, dict)` 0.33 s, against pytrec_eval's
+//! ~2.7 s on the same data (6.0x and 8.1x); with one core left, 0.60 and
+//! 0.49 s.  `python benches/bench_compat.py --queries 100000 --repeat 3
+//! --sets 5,mteb` at load 2.3-2.7 had one core: 4.5x, MTEB 3.9x, 5.5x.
 //!
 //! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
 //! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
@@ -301,27 +352,74 @@ unsafe fn entry<'a>(
 type Pending = (u64, u32, *const u8, usize);
 
 /// Run rows read between two scorings (see [`Chunk`]).
-const CHUNK_ROWS: usize = 1 << 16;
+const CHUNK_ROWS: usize = 1 << 15;
 
-/// Queries read and ranked, waiting to be scored without the GIL: only
-/// numbers.  Scored every [`CHUNK_ROWS`] rows, so that the buffers are
-/// reused while in cache (one buffer for the whole run was ~17% of the time
-/// in first-touch page faults).
+/// Queries read, to be ranked ([`Chunk::rank`]) while the walk holds the
+/// GIL, then scored: only numbers.  Scored every [`CHUNK_ROWS`] rows, so
+/// that the buffers are reused while in cache (one buffer for the whole run
+/// was ~17% of the time in first-touch page faults).  2^15 rows: the rows
+/// as read (24 bytes each) are still in the second-level cache when ranked
+/// on the pool thread; all threads' CPU of the drop-in's call 66.1 ns an
+/// entry at 2^16 rows, 58.3 at 2^15, 60.0 at 2^14, 58.2 at 2^13, the
+/// walking thread's 40.8-42.6 for all (one alternation, load ~2).
 #[derive(Default)]
 struct Chunk {
     /// Per query: its qrels index and its rows `a..b`.
     spans: Vec<(usize, usize, usize)>,
+    /// The rows as read, each query's in dict order (see [`Chunk::rank`]).
+    pending: Vec<Pending>,
     /// Each row's score, rows in trec order.
     ranked: Vec<f64>,
     /// Each row's judged row within its query, or `NONE`.
     found: Vec<u32>,
 }
 
+// SAFETY: the only pointers, in `pending`, borrow the UTF-8 of the keys of
+// the run's query dicts; they are read ([`Chunk::rank`]) only while the walk
+// that read them holds the GIL and runs no Python code (the walk waits for
+// the pool thread, GIL held, before it returns: [`Pipe::wait`]), and are
+// dropped with the rows once ranked.  Shared (`Sync`) only to be scored,
+// after ranking, when `pending` is empty.
+unsafe impl Send for Chunk {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Chunk {}
+
 impl Chunk {
     fn clear(&mut self) {
         self.spans.clear();
+        self.pending.clear();
         self.ranked.clear();
         self.found.clear();
+    }
+
+    /// Each query's rows in trec_eval's order (scores, then each run of
+    /// equal scores by id), into `ranked` and `found`.  Only while the dicts
+    /// read are alive and unchanged: see the `Send` above.
+    fn rank(&mut self) {
+        // SAFETY: the ids' bytes, borrowed from keys of live dicts (above).
+        let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
+        let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
+        for &(_, a, b) in &self.spans {
+            let Some(rows) = self.pending.get_mut(a..b) else {
+                continue;
+            };
+            if rows.windows(2).any(|w| w[0].0 > w[1].0) {
+                rows.sort_unstable_by_key(|p| p.0);
+            }
+            let mut i = 0;
+            while i < rows.len() {
+                let e = i + rows[i..].iter().take_while(|p| p.0 == rows[i].0).count();
+                let tie = &mut rows[i..e];
+                if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
+                    tie.sort_unstable_by(by_doc);
+                }
+                i = e;
+            }
+        }
+        self.ranked
+            .extend(self.pending.iter().map(|p| key_score(p.0)));
+        self.found.extend(self.pending.iter().map(|p| p.1));
+        self.pending.clear();
     }
 }
 
@@ -466,18 +564,11 @@ fn walk<'py>(
         opts: &opts,
         parallel: threads != Some(1),
     };
-    let qids = PyList::empty(py);
-    let run_only = PyList::empty(py);
-    let mut rows: Vec<usize> = Vec::with_capacity(scores.len().min(q.num_queries()));
-    let mut values: Vec<f64> = Vec::with_capacity(rows.capacity() * nm);
-    // The current chunk: per query its qrels index and rows, the rows'
-    // scores in trec order and judged rows.
-    let mut chunk = Chunk::default();
-    let mut tmp: Vec<Pending> = Vec::new();
-    // A kernel's error (a gain past the largest float) is left to the
-    // general path too: it names the first such query in qrels order, after
-    // what the caller does between encoding and scoring (warnings).
-    let flush = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
+    let mut values: Vec<f64> = Vec::new();
+    // Score a chunk on the pool, the GIL released, into `values`; `false`
+    // for a kernel's error.
+    let score_here = |chunk: &mut Chunk, values: &mut Vec<f64>| -> bool {
+        chunk.rank();
         let base = values.len();
         values.resize(base + chunk.spans.len() * nm, 0.0);
         let out = &mut values[base..];
@@ -492,15 +583,201 @@ fn walk<'py>(
         chunk.clear();
         done.is_ok()
     };
-    // SAFETY: the ids' bytes, borrowed from keys of live dicts that no
-    // Python code changes until the query is ranked.
-    let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
-    let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
-    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // With two threads or more, each full chunk is scored on a pool thread
+    // while this one reads the next (see the module note); the last one
+    // here, on the whole pool.
+    let read = |flush: &mut dyn FnMut(&mut Chunk) -> bool| {
+        read_run(py, judged, &q, scores, all, round_f32, flush)
+    };
+    let got = if ctx.parallel {
+        let serial = Chunks {
+            parallel: false,
+            ..ctx
+        };
+        let pipe = Pipe::default();
+        let (pipe, serial) = (&pipe, &serial);
+        macro_rules! run {
+            () => {
+                |scope| {
+                    scope.spawn(move |_| pipe.work(serial, nm));
+                    let got = read(&mut |chunk| pipe.put(chunk));
+                    pipe.close();
+                    // The chunks still queued, waited for with the GIL held:
+                    // their ranking reads the run's keys (see `Chunk`).
+                    pipe.wait();
+                    got
+                }
+            };
+        }
+        let got = match &pool {
+            Some(pool) => Ok(pool.in_place_scope(run!())),
+            None => crate::core::pool::in_place_scope(run!()),
+        };
+        let Ok(got) = got else {
+            return Ok(None);
+        };
+        let Some(mut got) = got? else {
+            return Ok(None);
+        };
+        let Some(done) = pipe.values() else {
+            return Ok(None);
+        };
+        values = done;
+        if !score_here(&mut got.chunk, &mut values) {
+            return Ok(None);
+        }
+        got
+    } else {
+        let Some(mut got) = read(&mut |chunk| score_here(chunk, &mut values))? else {
+            return Ok(None);
+        };
+        if !score_here(&mut got.chunk, &mut values) {
+            return Ok(None);
+        }
+        got
+    };
+    Ok(Some(Walked {
+        qids: got.qids,
+        rows: got.rows,
+        values,
+        run_only: got.run_only,
+    }))
+}
+
+/// What [`read_run`] read: the query ids, their qrels indices, the run-only
+/// ids, and the last chunk, not scored yet.
+struct Read<'py> {
+    qids: Bound<'py, PyList>,
+    rows: Vec<usize>,
+    run_only: Bound<'py, PyList>,
+    chunk: Chunk,
+}
+
+/// Chunks scored on a pool thread while the walk reads on (see [`walk`]):
+/// the queue, the values of the chunks scored so far, in order, and whether
+/// a kernel failed.
+#[derive(Default)]
+struct Pipe {
+    queue: std::sync::Mutex<PipeQueue>,
+    /// A chunk queued, or the queue closed.
+    ready: std::sync::Condvar,
+    /// The worker has ended.
+    ended: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct PipeQueue {
+    jobs: std::collections::VecDeque<Chunk>,
+    /// Emptied chunks, for reuse.
+    spare: Vec<Chunk>,
+    closed: bool,
+    /// The worker has ended (closed and emptied).
+    done: bool,
+    failed: bool,
+    values: Vec<f64>,
+}
+
+impl Pipe {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PipeQueue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hand `chunk` over to be scored (`chunk` becomes an empty one);
+    /// `false` once a kernel has failed.
+    fn put(&self, chunk: &mut Chunk) -> bool {
+        let mut q = self.lock();
+        if q.failed {
+            return false;
+        }
+        let spare = q.spare.pop().unwrap_or_default();
+        q.jobs.push_back(std::mem::replace(chunk, spare));
+        drop(q);
+        self.ready.notify_one();
+        true
+    }
+
+    /// No more chunks: the worker ends when the queue is empty.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_one();
+    }
+
+    /// Wait for the worker to end (after [`Pipe::close`]).
+    fn wait(&self) {
+        let mut q = self.lock();
+        while !q.done {
+            q = self.ended.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The scored values, in chunk order; `None` if a kernel failed.
+    fn values(&self) -> Option<Vec<f64>> {
+        let mut q = self.lock();
+        (!q.failed).then(|| std::mem::take(&mut q.values))
+    }
+
+    /// The worker: score each chunk in turn, until closed and empty.
+    fn work(&self, ctx: &Chunks<'_>, nm: usize) {
+        let mut out = Vec::new();
+        loop {
+            let chunk = {
+                let mut q = self.lock();
+                loop {
+                    if let Some(c) = q.jobs.pop_front() {
+                        break Some(c);
+                    }
+                    if q.closed {
+                        break None;
+                    }
+                    q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let Some(mut chunk) = chunk else {
+                self.lock().done = true;
+                self.ended.notify_all();
+                return;
+            };
+            out.clear();
+            out.resize(chunk.spans.len() * nm, 0.0);
+            chunk.rank();
+            let ok = ctx.score(&chunk, &mut out).is_ok();
+            chunk.clear();
+            let mut q = self.lock();
+            if ok {
+                q.values.extend_from_slice(&out);
+            } else {
+                q.failed = true;
+            }
+            q.spare.push(chunk);
+        }
+    }
+}
+
+/// The walk of [`walk`]: each query read, ranked and put in a chunk,
+/// `flush` called on every full chunk (`false`: a kernel failed, the
+/// general path decides); `None` when the input needs the general path.
+#[cfg(all(not(Py_GIL_DISABLED), any(not(Py_LIMITED_API), Py_3_10, unix)))]
+#[allow(clippy::too_many_arguments)]
+fn read_run<'py>(
+    py: Python<'py>,
+    judged: &DictJudgments,
+    q: &eval::Side<'_>,
+    scores: &Bound<'py, PyDict>,
+    all: bool,
+    round_f32: bool,
+    flush: &mut dyn FnMut(&mut Chunk) -> bool,
+) -> PyResult<Option<Read<'py>>> {
+    let qids = PyList::empty(py);
+    let run_only = PyList::empty(py);
+    let mut rows: Vec<usize> = Vec::with_capacity(scores.len().min(q.num_queries()));
+    // The current chunk: per query its qrels index and rows, the rows'
+    // scores in trec order and judged rows.
+    let mut chunk = Chunk::default();
     // SAFETY (the walks): the GIL is held and no Python code runs in
     // this loop (exact types only, `str` hashes and compares), so the
     // dicts cannot change and borrowed entries stay valid.
-    while unsafe { ffi::PyDict_Next(scores.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
+    let mut run = unsafe { super::layout::DictEntries::new(scores.as_ptr()) };
+    while let Some((k, v)) = unsafe { run.next() } {
         if unsafe { ffi::PyUnicode_CheckExact(k) == 0 || ffi::PyDict_Check(v) == 0 } {
             return Ok(None);
         }
@@ -509,24 +786,37 @@ fn walk<'py>(
         let Some(qtext) = (unsafe { super::utf8_raw(k) }) else {
             return Ok(None);
         };
-        let qi = judged.query(qtext, &q);
+        let qi = judged.query(qtext, q);
         let at = match qi {
             Some(qi) => Some(judged.table_of(qi).ok_or_else(|| {
                 PyRuntimeError::new_err("internal: the judgments do not match the qrels")
             })?),
             None => None,
         };
-        tmp.clear();
-        let (mut dpos, mut dk, mut dv) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-        while unsafe { ffi::PyDict_Next(v, &mut dpos, &mut dk, &mut dv) } != 0 {
+        if let Some((start, mask, _)) = at {
+            // The query's judged-id table, probed at random below: its
+            // lines asked for at once (see the module note).
+            if let Some(t) = judged.table.get(start..=start + mask) {
+                let t = t.as_ptr().cast::<u8>();
+                for line in (0..(mask + 1) * 8).step_by(64) {
+                    super::layout::prefetch(t.wrapping_add(line));
+                }
+            }
+        }
+        let a = chunk.pending.len();
+        // SAFETY: `v` is a live dict; no Python code runs (see above).
+        let mut docs = unsafe { super::layout::DictEntries::new(v) };
+        while let Some((dk, dv)) = unsafe { docs.next() } {
             let Some((doc, score)) = (unsafe { entry(dk, dv, round_f32) }) else {
                 return Ok(None);
             };
             let Some(at) = at else {
                 continue; // run-only: checked, not scored
             };
-            let j = judged.find(at, judged.hasher.hash_one(doc), doc, &q);
-            tmp.push((rank_key(score), j, doc.as_ptr(), doc.len()));
+            let j = judged.find(at, judged.hasher.hash_one(doc), doc, q);
+            chunk
+                .pending
+                .push((rank_key(score), j, doc.as_ptr(), doc.len()));
         }
         let Some(qi) = qi else {
             if all {
@@ -535,27 +825,11 @@ fn walk<'py>(
             }
             continue;
         };
-        // trec_eval's order: scores, then each run of equal scores by id.
-        if tmp.windows(2).any(|w| w[0].0 > w[1].0) {
-            tmp.sort_unstable_by_key(|p| p.0);
-        }
-        let mut i = 0;
-        while i < tmp.len() {
-            let e = i + tmp[i..].iter().take_while(|p| p.0 == tmp[i].0).count();
-            let tie = &mut tmp[i..e];
-            if tie.len() > 1 && tie.windows(2).any(|w| by_doc(&w[0], &w[1]).is_gt()) {
-                tie.sort_unstable_by(by_doc);
-            }
-            i = e;
-        }
-        let a = chunk.ranked.len();
-        chunk.ranked.extend(tmp.iter().map(|p| key_score(p.0)));
-        chunk.found.extend(tmp.iter().map(|p| p.1));
-        chunk.spans.push((qi, a, chunk.ranked.len()));
+        chunk.spans.push((qi, a, chunk.pending.len()));
         rows.push(qi);
         // SAFETY: `k` is a live entry of `scores`.
         qids.append(unsafe { Bound::from_borrowed_ptr(py, k) })?;
-        if chunk.ranked.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+        if chunk.pending.len() >= CHUNK_ROWS && !flush(&mut chunk) {
             return Ok(None);
         }
     }
@@ -566,22 +840,19 @@ fn walk<'py>(
             seen[qi] = true;
         }
         for (qi, _) in seen.iter().enumerate().filter(|(_, &s)| !s) {
-            let a = chunk.ranked.len();
+            let a = chunk.pending.len();
             chunk.spans.push((qi, a, a));
             rows.push(qi);
-            if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk, &mut values) {
+            if chunk.spans.len() >= CHUNK_ROWS && !flush(&mut chunk) {
                 return Ok(None);
             }
         }
     }
-    if !flush(&mut chunk, &mut values) {
-        return Ok(None);
-    }
-    Ok(Some(Walked {
+    Ok(Some(Read {
         qids,
         rows,
-        values,
         run_only,
+        chunk,
     }))
 }
 

@@ -78,8 +78,27 @@
 //! saved instructions hide behind the cache misses.  Dicts in BEIR's layout (ids shared across
 //! queries, see below): 165 -> 142 ms a million entries.
 //!
-//! Against the targets (#15): at 100k queries `Run(dict)` at ~39.5 ns
-//! is still above 35.  What is left (`perf`, 1M entries, final build): the
+//! Changed, 2026-11-27 (on d9ba476; the 100,000 x 100 dicts, CPython 3.11,
+//! LTO build, best of 5 alternating in one process, load 3-5 from other
+//! jobs):
+//!
+//! * the dicts are read from their entry tables, the key and value objects
+//!   six entries ahead prefetched (`layout::DictEntries`; `PyDict_Next` took
+//!   each key's first cache miss, ~14% of the samples): one thread, 38.2 ->
+//!   33.0 ns of CPU an entry;
+//! * the first write of the row buffers' fresh pages was ~25% of the samples
+//!   under the GIL (`clear_page_erms`: the kernel zeroing each new huge
+//!   page); with two threads or more a pool thread now faults them in ahead
+//!   of the rows (`core::encode::prefault`, `MADV_POPULATE_WRITE`) while
+//!   this one reads the dict.  The walking thread's CPU: 28.5 (neither) ->
+//!   23.0 (tables) -> 19.8 ns an entry (both); the zeroing is the same work
+//!   on the other core.
+//!
+//! Against the targets (#15), before the changes of 2026-11-27
+//! above: at 100k queries `Run(dict)` at ~39.5 ns was still above 35 (since
+//! then `benches/bench_compat.py` at load 2-2.7: 31.1-31.6 ns of wall time
+//! an entry, 31.4-34.2 of CPU; one thread, 33.0 of CPU).  What was left
+//! then (`perf`, 1M entries): the
 //! walk with `Builder::row` inlined ~22% (the row's pushes and the tie
 //! check), `PyDict_Next` ~19% (its read of the key's hash: the first touch
 //! of each key object, a cache miss for 10M fresh keys), `finish` ~12% plus
@@ -187,7 +206,7 @@ pub(super) fn items<'py>(
 /// the only way the dict can change while it is walked with the GIL held.
 struct DictWalk<'a, 'py> {
     dict: &'a Bound<'py, PyDict>,
-    pos: ffi::Py_ssize_t,
+    entries: super::layout::DictEntries,
     len: ffi::Py_ssize_t,
     /// Python code may have run since the last size check.
     dirty: bool,
@@ -197,11 +216,17 @@ type Entry = (*mut ffi::PyObject, *mut ffi::PyObject);
 
 impl<'a, 'py> DictWalk<'a, 'py> {
     fn new(dict: &'a Bound<'py, PyDict>) -> Self {
-        // SAFETY: a dict, and the GIL is held (`Bound`).
-        let len = unsafe { ffi::PyDict_Size(dict.as_ptr()) };
+        // SAFETY: a dict, and the GIL is held (`Bound`); the entries are
+        // read again after any step where Python code may have run.
+        let (len, entries) = unsafe {
+            (
+                ffi::PyDict_Size(dict.as_ptr()),
+                super::layout::DictEntries::new(dict.as_ptr()),
+            )
+        };
         DictWalk {
             dict,
-            pos: 0,
+            entries,
             len,
             dirty: true,
         }
@@ -216,21 +241,26 @@ impl<'a, 'py> DictWalk<'a, 'py> {
     /// The next entry; `whose` names the dict in the error.  The size is
     /// checked only after [`DictWalk::ran_python`] (a call to `PyDict_Size` a
     /// step was ~2% of `Run(dict)`): without Python code nothing changes it.
+    #[inline(always)]
     fn next(&mut self, whose: impl FnOnce() -> String) -> PyResult<Option<Entry>> {
-        let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: as in `new`; `PyDict_Next` bounds-checks `pos` against the
-        // dict as it is now, whatever happened to it since the last step.
-        let more = unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.pos, &mut k, &mut v) };
-        if !std::mem::take(&mut self.dirty) {
-            return Ok((more != 0).then_some((k, v)));
+        if !self.dirty {
+            // SAFETY: as in `new`; no Python code ran since the entries were
+            // (re)read.
+            return Ok(unsafe { self.entries.next() });
         }
+        self.dirty = false;
+        // SAFETY: as in `new`; the table is read again, as `PyDict_Next`
+        // bounds-checks its position against the dict as it is now,
+        // whatever happened to it since the last step.
+        unsafe { self.entries.reload() };
+        let next = unsafe { self.entries.next() };
         if unsafe { ffi::PyDict_Size(self.dict.as_ptr()) } != self.len {
             return Err(PyRuntimeError::new_err(format!(
                 "dictionary changed size during iteration ({})",
                 whose()
             )));
         }
-        Ok((more != 0).then_some((k, v)))
+        Ok(next)
     }
 }
 
@@ -522,9 +552,12 @@ pub(super) fn encode_mapping<'py>(
             }
         }
         enc.b.reserve(rows);
-        let mut bytes_reserved = false;
         let mut walk = DictWalk::new(d);
-        while let Some((k, v)) = walk.next(|| "the mapping of queries".to_string())? {
+        // One query: `false` at the end of the dict.
+        let mut step = |enc: &mut MappingEncoder<'py>| -> PyResult<bool> {
+            let Some((k, v)) = walk.next(|| "the mapping of queries".to_string())? else {
+                return Ok(false);
+            };
             // SAFETY: a live entry; owned references, as a query may run
             // Python code (its checks and conversions).
             let (qobj, inner) = unsafe {
@@ -535,15 +568,26 @@ pub(super) fn encode_mapping<'py>(
             };
             enc.query(&qobj, &inner)?;
             walk.ran_python();
-            let n = enc.b.len();
-            if !bytes_reserved && n > 0 {
-                // Document id bytes for the other rows, guessed from the first.
-                let seen: usize = (0..n).map(|r| enc.b.doc(r).len()).sum();
-                let per_row = seen / n + 1;
-                enc.b
-                    .reserve_bytes(per_row.saturating_mul(rows.saturating_sub(n)));
-                bytes_reserved = true;
-            }
+            Ok(true)
+        };
+        // The queries up to the first row, then room for the document id
+        // bytes of the other rows, guessed from the first query's.
+        let mut more = true;
+        while more && enc.b.is_empty() {
+            more = step(&mut enc)?;
+        }
+        let n = enc.b.len();
+        if n > 0 {
+            let seen: usize = (0..n).map(|r| enc.b.doc(r).len()).sum();
+            let per_row = seen / n + 1;
+            enc.b
+                .reserve_bytes(per_row.saturating_mul(rows.saturating_sub(n)));
+        }
+        if more {
+            prefaulting(&mut enc, |enc| {
+                while step(enc)? {}
+                Ok(())
+            })?;
         }
     } else {
         for (qobj, inner) in items(data)? {
@@ -560,6 +604,37 @@ pub(super) fn encode_mapping<'py>(
         .and_then(|x| x)
         .map_err(|e| to_py(py, e))?;
     Ok(to_arrays(py, encoded))
+}
+
+/// `read(enc)` while another core faults in the pages `enc`'s rows will be
+/// written to (`core::encode::prefault`); stopped when `read` returns or a
+/// buffer moves.  Only with a pool of two threads or more and room of 64 MiB
+/// or more; else `read` alone.
+fn prefaulting<'py>(
+    enc: &mut MappingEncoder<'py>,
+    mut read: impl FnMut(&mut MappingEncoder<'py>) -> PyResult<()>,
+) -> PyResult<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let spare = enc.b.spare();
+    let bytes: usize = spare.iter().map(|r| r.1).sum();
+    let threads = eval::thread_count(None).ok().flatten();
+    if bytes < 64 << 20 || threads == Some(1) {
+        return read(enc);
+    }
+    let stop = AtomicBool::new(false);
+    let out = crate::core::pool::in_place_scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move |_| {
+            crate::core::encode::prefault(&spare, stop);
+        });
+        let out = read(enc);
+        stop.store(true, Ordering::Relaxed);
+        out
+    });
+    match out {
+        Ok(out) => out,
+        Err(_) => read(enc),
+    }
 }
 
 /// One query of pytrec_eval-style qrels: its type checks and messages.

@@ -194,6 +194,31 @@ impl Builder {
         advise_huge(&self.doc_bytes);
     }
 
+    /// The room reserved and not yet written in the row buffers (document
+    /// id bytes, their offsets, the values), as (address, bytes) each: what
+    /// [`prefault`] can fault in ahead of the rows.
+    pub fn spare(&self) -> [(usize, usize); 3] {
+        fn room<T>(v: &Vec<T>) -> (usize, usize) {
+            let size = std::mem::size_of::<T>();
+            let start = v.as_ptr() as usize + v.len() * size;
+            (start, (v.capacity() - v.len()) * size)
+        }
+        [
+            room(&self.doc_bytes),
+            room(&self.doc_starts),
+            room(&self.values),
+        ]
+    }
+
+    /// Where the row buffers are (they move when one grows past its room).
+    pub fn buffers(&self) -> [usize; 3] {
+        [
+            self.doc_bytes.as_ptr() as usize,
+            self.doc_starts.as_ptr() as usize,
+            self.values.as_ptr() as usize,
+        ]
+    }
+
     /// Queries registered so far.
     pub fn num_queries(&self) -> usize {
         self.queries.len()
@@ -639,6 +664,57 @@ fn advise_huge<T>(v: &Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
+}
+
+/// Fault in the pages of `ranges` (address, bytes), in steps that advance
+/// through all of them at the same pace (the order in which rows fill them),
+/// until done or `stop` is set; returns the bytes faulted in.  Why: the first
+/// write of each fresh page of the row buffers costs its zeroing by the
+/// kernel, ~25% of `Run(dict)`'s time under the GIL (`clear_page_erms`);
+/// done on another core while the rows are read, it leaves the critical path.
+/// Linux only (`MADV_POPULATE_WRITE`, 5.14+; elsewhere or on an older kernel,
+/// nothing).  The advice changes no content: a range freed meanwhile (a
+/// buffer that grew) is at worst faulted in for nothing.
+pub fn prefault(ranges: &[(usize, usize)], stop: &std::sync::atomic::AtomicBool) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        use std::sync::atomic::Ordering;
+        const PAGE: usize = 4096;
+        const STEP: usize = 2 << 20;
+        let total: usize = ranges.iter().map(|r| r.1).sum();
+        let steps = total.div_ceil(STEP).max(1);
+        let mut done = 0;
+        for i in 0..steps {
+            for &(start, len) in ranges {
+                if stop.load(Ordering::Relaxed) {
+                    return done;
+                }
+                // Whole pages of this range's i-th share.
+                let a = (start + len * i / steps).next_multiple_of(PAGE);
+                let b = ((start + len * (i + 1) / steps) / PAGE) * PAGE;
+                if b <= a {
+                    continue;
+                }
+                // SAFETY: advice on whole pages; `MADV_POPULATE_WRITE` faults
+                // them in as a write would, without writing: no content
+                // changes, whatever the range holds.  A failure (an old
+                // kernel, a range unmapped meanwhile) is harmless: stop.
+                let r = unsafe {
+                    libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_POPULATE_WRITE)
+                };
+                if r != 0 {
+                    return done;
+                }
+                done += b - a;
+            }
+        }
+        done
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ranges, stop);
+        0
+    }
 }
 
 /// The arena rewritten in row order (`doc_ids` becomes `0..n`).
