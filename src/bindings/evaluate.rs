@@ -10,6 +10,7 @@ use crate::core::metrics::MetricSpec;
 use crate::core::vocab::Vocab;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyString};
 
@@ -134,12 +135,17 @@ pub(super) fn evaluate<'py>(
 /// objects, shared by every row (their hashes are computed once); built here
 /// rather than by `dict(zip(keys, row))` over `tolist()` rows, which took twice
 /// as long for ~100 measures a query (no intermediate lists, no tuples).
+/// `like`: a dict whose keys may be `rows` in order (the run dict, when every
+/// run query is scored); the outer dict is then a copy of it whose values are
+/// replaced (see [`Slots`]), else the rows are inserted one by one.
 #[pyfunction]
+#[pyo3(signature = (rows, columns, values, like = None))]
 pub(super) fn nested_dict<'py>(
     py: Python<'py>,
     rows: Vec<Bound<'py, PyAny>>,
     columns: Vec<Bound<'py, PyAny>>,
     values: numpy::PyReadonlyArray2<'py, f64>,
+    like: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let shape = values.as_array().shape().to_vec();
     if shape != [rows.len(), columns.len()] {
@@ -150,29 +156,133 @@ pub(super) fn nested_dict<'py>(
         )));
     }
     let flat = values.as_slice().map_err(non_contiguous)?;
-    let out = PyDict::new(py);
+    let plain = |keys: &[Bound<'py, PyAny>]| {
+        // SAFETY: live objects; a type pointer check.
+        keys.iter()
+            .all(|k| unsafe { ffi::PyUnicode_CheckExact(k.as_ptr()) != 0 })
+    };
+    let (out, slots) = match like {
+        Some(like) if like.len() == rows.len() && plain(&rows) => {
+            let out = like.copy()?;
+            match Slots::of(&out, &rows) {
+                Some(slots) => (out, Some(slots)),
+                None => (PyDict::new(py), None),
+            }
+        }
+        _ => (PyDict::new(py), None),
+    };
+    // The outer dict's entry `i` gets row `i`'s dict: by position in the
+    // copy of `like`, else by insertion.
+    let put = |i: usize, row: &Bound<'py, PyAny>, inner: Bound<'py, PyDict>| match slots
+        .as_ref()
+        .and_then(|s| s.value(&out, i, row))
+    {
+        // SAFETY: the value of the entry whose key is `row` (checked just
+        // now; nothing ran since): the copy's reference to the old value is
+        // dropped, the new dict's handed to `out`.
+        Some(at) => {
+            unsafe { ffi::Py_DecRef(std::mem::replace(&mut *at, inner.into_ptr())) };
+            Ok(())
+        }
+        None => out.set_item(row, inner),
+    };
     if columns.is_empty() {
-        for row in &rows {
-            out.set_item(row, PyDict::new(py))?;
+        for (i, row) in rows.iter().enumerate() {
+            put(i, row, PyDict::new(py))?;
         }
         return Ok(out);
     }
     // Each row's dict starts as a copy of the previous one (same keys, same
     // order), whose values are then replaced: no table growth and rehashing
     // on the way to ~100 keys (~30% faster than inserting into a new dict).
+    // Where the dict layout is known (`layout::dict_entries`) a value is
+    // stored at its entry, found by position, not by a key lookup.
+    let ncols = columns.len();
+    let exact = plain(&columns);
     let mut prev: Option<Bound<'py, PyDict>> = None;
-    for (row, vals) in rows.iter().zip(flat.chunks_exact(columns.len())) {
-        let inner = match &prev {
-            Some(p) => p.copy()?,
-            None => PyDict::new(py),
+    for (i, (row, vals)) in rows.iter().zip(flat.chunks_exact(ncols)).enumerate() {
+        let Some(p) = &prev else {
+            let inner = PyDict::new(py);
+            for (key, &v) in columns.iter().zip(vals) {
+                inner.set_item(key, PyFloat::new(py, v))?;
+            }
+            put(i, row, inner.clone())?;
+            prev = Some(inner);
+            continue;
         };
-        for (key, &v) in columns.iter().zip(vals) {
-            inner.set_item(key, PyFloat::new(py, v))?;
+        let inner = p.copy()?;
+        // SAFETY: the GIL is held and `inner` is a live exact dict that no
+        // other code has seen; no Python code runs until the loop below is
+        // done (new floats, reference counts of floats), unless a key's
+        // `__eq__` does (a column key that is not an exact `str`: then the
+        // entries are not read).
+        let mut entries = unsafe { super::layout::dict_entries(inner.as_ptr()) }
+            .filter(|&(_, _, n)| n == ncols && exact);
+        for (j, (key, &v)) in columns.iter().zip(vals).enumerate() {
+            let value = PyFloat::new(py, v);
+            // SAFETY: as above; `j < n`, the entry count.
+            let slot = entries.and_then(|(first, stride, _)| unsafe {
+                let at = first.add(j * stride);
+                (*at == key.as_ptr()).then(|| at.add(1))
+            });
+            match slot {
+                // SAFETY: the entry of this column's key (checked above);
+                // the copy's reference to the old value is dropped, the new
+                // float's handed to the dict.
+                Some(at) => unsafe {
+                    ffi::Py_DecRef(std::mem::replace(&mut *at, value.into_ptr()))
+                },
+                None => {
+                    entries = None;
+                    inner.set_item(key, value)?;
+                }
+            }
         }
-        out.set_item(row, &inner)?;
+        put(i, row, inner.clone())?;
         prev = Some(inner);
     }
     Ok(out)
+}
+
+/// The outer dict of [`nested_dict`] as a copy of `like`: its entry `i`
+/// holds row `i`'s key, found by position (`layout::dict_entries`).
+struct Slots;
+
+impl Slots {
+    /// `Some` if `out`'s entries hold `rows` in order (checked key by key).
+    fn of(out: &Bound<'_, PyDict>, rows: &[Bound<'_, PyAny>]) -> Option<Slots> {
+        // SAFETY: the GIL is held and `out` a live exact dict; its keys are
+        // compared as pointers while no Python code runs.
+        unsafe {
+            let (first, stride, n) = super::layout::dict_entries(out.as_ptr())?;
+            (n == rows.len()
+                && rows
+                    .iter()
+                    .enumerate()
+                    .all(|(i, r)| *first.add(i * stride) == r.as_ptr()))
+            .then_some(Slots)
+        }
+    }
+
+    /// The value field of `out`'s entry `i` if its key is `row`, read anew
+    /// (Python code run by a garbage collection since the last call may
+    /// have changed `out`); to be written before any Python code runs.
+    fn value(
+        &self,
+        out: &Bound<'_, PyDict>,
+        i: usize,
+        row: &Bound<'_, PyAny>,
+    ) -> Option<*mut *mut ffi::PyObject> {
+        // SAFETY: the GIL is held and `out` a live exact dict; `i < n`.
+        unsafe {
+            let (first, stride, n) = super::layout::dict_entries(out.as_ptr())?;
+            if i >= n {
+                return None;
+            }
+            let at = first.add(i * stride);
+            (*at == row.as_ptr()).then(|| at.add(1))
+        }
+    }
 }
 
 /// (values [queries x metrics], indices of missing qrels queries, ignored run

@@ -35,13 +35,26 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 /// Offset of a compact ASCII `str`'s text, or 0: use the C-API calls.
 static ASCII_DATA: AtomicUsize = AtomicUsize::new(0);
 
 /// The list and hash reads checked at import ([`list_items`], [`cached_hash`]).
 static OBJECTS: AtomicBool = AtomicBool::new(false);
+
+/// The dict entry table reads checked at import ([`dict_entries`]): 0 off,
+/// [`KEYS_310`] or [`KEYS_311`].
+static DICTS: AtomicU8 = AtomicU8::new(0);
+/// `PyDictKeysObject` of 3.9 and 3.10: `dk_size` at 8, `dk_nentries` at 32,
+/// the indices at 40 (1, 2, 4 or 8 bytes each by `dk_size`), then entries
+/// of (hash, key, value).
+const KEYS_310: u8 = 1;
+/// `PyDictKeysObject` of 3.11 to 3.14: `dk_log2_index_bytes` at 9, `dk_kind`
+/// at 10 (0 general entries of (hash, key, value), 1 `str` keys only,
+/// entries of (key, value), 2 split), `dk_nentries` at 24, the indices at 32
+/// (`1 << dk_log2_index_bytes` bytes), then the entries.
+const KEYS_311: u8 = 2;
 
 /// The text offset on a known version, else `None`.
 fn known(py: Python<'_>) -> Option<usize> {
@@ -115,6 +128,15 @@ pub(super) fn init(py: Python<'_>) {
                 s.as_ptr().cast::<u8>().add(24).cast::<isize>().read() == h
             });
         OBJECTS.store(objects, Ordering::Relaxed);
+        let keys = if py.version_info().minor <= 10 {
+            KEYS_310
+        } else {
+            KEYS_311
+        };
+        DICTS.store(keys, Ordering::Relaxed);
+        if !(objects && dicts_read_right(py)) {
+            DICTS.store(0, Ordering::Relaxed);
+        }
     }
     #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
     let _ = offset;
@@ -169,7 +191,9 @@ pub(super) unsafe fn float_value(f: *mut ffi::PyObject) -> f64 {
 
 /// Whether the reads are used (the module's `_object_reads`, for the tests).
 pub(super) fn active() -> bool {
-    ASCII_DATA.load(Ordering::Relaxed) != 0 && OBJECTS.load(Ordering::Relaxed)
+    ASCII_DATA.load(Ordering::Relaxed) != 0
+        && OBJECTS.load(Ordering::Relaxed)
+        && DICTS.load(Ordering::Relaxed) != 0
 }
 
 /// An exact `list`'s items, read from the object; `None` where the layout is
@@ -208,4 +232,123 @@ pub(super) unsafe fn cached_hash(s: *mut ffi::PyObject) -> Option<ffi::Py_hash_t
     // and `s` a live `str`: `hash` after `length`.
     let hash = s.cast::<u8>().add(24).cast::<ffi::Py_hash_t>().read();
     (hash != -1).then_some(hash)
+}
+
+/// Whether [`dict_entries`] reads dicts made here right: `str` keys only and
+/// mixed keys, small and large tables (one- and two-byte indices), each
+/// dict as built and as copied (`PyDict_Copy`, as `nested_dict` makes them).
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+fn dicts_read_right(py: Python<'_>) -> bool {
+    use pyo3::types::{PyDict, PyDictMethods, PyInt, PyString};
+    let check = |n: usize, mixed: bool| -> PyResult<bool> {
+        let d = PyDict::new(py);
+        let mut items = Vec::with_capacity(n);
+        for i in 0..n {
+            let key = if mixed && i % 2 == 1 {
+                PyInt::new(py, i).into_any()
+            } else {
+                PyString::new(py, &format!("k{i}")).into_any()
+            };
+            let value = pyo3::types::PyFloat::new(py, i as f64).into_any();
+            d.set_item(&key, &value)?;
+            items.push((key, value));
+        }
+        for d in [d.clone(), d.copy()?] {
+            // SAFETY: the GIL is held and `d` is a live exact dict; what is
+            // read is compared with the objects it holds, not followed.
+            let got = unsafe { dict_entries(d.as_ptr()) };
+            let Some((first, stride, len)) = got else {
+                return Ok(false);
+            };
+            if len != n {
+                return Ok(false);
+            }
+            for (i, (key, value)) in items.iter().enumerate() {
+                // SAFETY: `dict_entries` gave `len` entries of `stride`
+                // pointers from `first`, and `i < len`.
+                let (k, v) = unsafe {
+                    let at = first.add(i * stride);
+                    (*at, *at.add(1))
+                };
+                if k != key.as_ptr() || v != value.as_ptr() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    };
+    [
+        (3, false),
+        (3, true),
+        (40, false),
+        (40, true),
+        (300, false),
+        (300, true),
+    ]
+    .iter()
+    .all(|&(n, mixed)| check(n, mixed).unwrap_or(false))
+}
+
+/// A dict's entry table: the place of the first entry's key, the entry size
+/// in pointers (the value follows the key) and the number of entries; `None`
+/// where the layout is not known (checked at import), the dict's table is
+/// split, or has deleted entries (then entry `i` is not the `i`-th key in
+/// order).  Entry `i`'s key is at `first + i * stride`, its value right after.
+///
+/// # Safety
+/// The GIL is held and `d` is a live exact `dict`; the pointers are used only
+/// while no Python code runs and `d` is not changed through the API (which
+/// could resize its table).
+#[inline]
+pub(super) unsafe fn dict_entries(
+    d: *mut ffi::PyObject,
+) -> Option<(*mut *mut ffi::PyObject, usize, usize)> {
+    let layout = DICTS.load(Ordering::Relaxed);
+    if layout == 0 {
+        return None;
+    }
+    // SAFETY: the layout is the running interpreter's (a known version,
+    // checked at import) and `d` a live exact dict: `ma_used` at 16,
+    // `ma_keys` at 32 and `ma_values` at 40 on every listed version, and the
+    // keys object's header, indices and entries as described at `KEYS_310`
+    // and `KEYS_311`.
+    let base = d.cast::<u8>();
+    let used = base.add(16).cast::<isize>().read();
+    let keys = base.add(32).cast::<*mut u8>().read();
+    let values = base.add(40).cast::<*mut u8>().read();
+    if !values.is_null() || keys.is_null() || used < 0 {
+        return None;
+    }
+    let (entries, stride, nentries) = if layout == KEYS_310 {
+        let size = keys.add(8).cast::<isize>().read();
+        let ix = match size {
+            ..=0 => return None,
+            1..=0xff => 1,
+            0x100..=0xffff => 2,
+            0x1_0000..=0xffff_ffff => 4,
+            _ => 8,
+        };
+        let nentries = keys.add(32).cast::<isize>().read();
+        // (hash, key, value): the key one pointer in.
+        let first = keys
+            .add(40 + size as usize * ix)
+            .cast::<*mut ffi::PyObject>();
+        (first.add(1), 3, nentries)
+    } else {
+        let log2_index_bytes = keys.add(9).read();
+        let kind = keys.add(10).read();
+        let nentries = keys.add(24).cast::<isize>().read();
+        if log2_index_bytes >= 48 {
+            return None;
+        }
+        let first = keys
+            .add(32 + (1usize << log2_index_bytes))
+            .cast::<*mut ffi::PyObject>();
+        match kind {
+            0 => (first.add(1), 3, nentries),
+            1 => (first, 2, nentries),
+            _ => return None,
+        }
+    };
+    (nentries == used).then_some((entries, stride, used as usize))
 }

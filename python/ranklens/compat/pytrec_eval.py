@@ -420,7 +420,11 @@ class RelevanceEvaluator:
                 self._judged_only,
             )
             if got is not None:
-                return self._results(got[0], got[1])
+                # Every run query scored: the result dict is a copy of the
+                # run dict (same keys, same order) with its values replaced.
+                exact = type(scores) is dict or type(scores) is collections.defaultdict
+                like = scores if exact and len(got[0]) == len(scores) else None
+                return self._results(got[0], got[1], like)
         qindex = self._qindex
         qids = [q for q in scores if q in qindex]
         if not qids or self._qrels is None or not self._metrics:
@@ -452,9 +456,12 @@ class RelevanceEvaluator:
             values = values[:, [pos[m] for m in self._metrics]]
         return self._results(qids, values)
 
-    def _results(self, qids: list[Any], values: np.ndarray) -> dict[str, dict[str, float]]:
+    def _results(
+        self, qids: list[Any], values: np.ndarray, like: dict[Any, Any] | None = None
+    ) -> dict[str, dict[str, float]]:
         """``{query: {key: value}}`` from ``values`` (one row per query of ``qids``,
-        one column per metric of ``self._metrics``)."""
+        one column per metric of ``self._metrics``); ``like``: a dict whose keys
+        are ``qids``, in order (see ``nested_dict``)."""
         out = values[:, self._take]
         for j, how in self._special:
             if how[0] == "const":
@@ -467,4 +474,4 @@ class RelevanceEvaluator:
                 for c in reversed(cols[:-1]):
                     total += values[:, c]
                 out[:, j] = total / len(cols)
-        return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(out))
+        return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(out), like)
