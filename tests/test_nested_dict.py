@@ -155,14 +155,23 @@ def test_reference_counts_return() -> None:
     counts = [sys.getrefcount(x) for x in [*rows, *columns, *inner]]
 
     def held(result: dict[str, dict[str, float]]) -> tuple[list[int], list[int]]:
-        floats = [v for d in result.values() for v in d.values()]
-        assert len({id(v) for v in floats}) == len(floats)  # each value its own float
-        return [sys.getrefcount(v) for v in floats], [sys.getrefcount(d) for d in result.values()]
+        # Each float's references beyond the dict slots holding it (equal values
+        # of a column may be one float), and each row dict's.
+        slots: dict[int, list[float]] = {}
+        for d in result.values():
+            for v in d.values():
+                slots.setdefault(id(v), []).append(v)
+        extra = sorted({sys.getrefcount(vs[0]) - 2 * len(vs) for vs in slots.values()})
+        return extra, [sys.getrefcount(d) for d in result.values()]
 
     want = held(reference(rows, columns, values))
+    shared = np.repeat(values[:1], 50, axis=0)  # one value per column
     for like in (None, run):
         got = _ranklens.nested_dict(rows, columns, values, like)
         assert held(got) == want  # held by their dicts only, as the reference's
+        got = _ranklens.nested_dict(rows, columns, shared, like)
+        assert held(got) == want
+        assert got == reference(rows, columns, shared)
         del got
         gc.collect()
         assert [sys.getrefcount(x) for x in [*rows, *columns, *inner]] == counts

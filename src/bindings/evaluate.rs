@@ -1,5 +1,40 @@
 //! Scoring (`core::eval`, `core::stream`): `evaluate` on encoded sides, a run
 //! file chunk by chunk, and the nested dicts of the results.
+//!
+//! ## The drop-in's result dicts (`nested_dict`)
+//!
+//! `{query: {measure: value}}` is a plain dict of plain dicts, built so:
+//! each row's dict is a copy of the previous row's (`PyDict_Copy` of a
+//! compact dict copies its table in one block on 3.11+, and needs no growth
+//! on the way to ~35 keys), whose values are replaced by position in the
+//! copy's entry table (`layout::dict_entries`, the entry's key checked
+//! first); the outer dict is a copy of the run dict when every run query is
+//! scored (its keys are the rows, in order), its values replaced the same
+//! way.  Why: `PyDict_SetItem` on the copies spent most of its time in the
+//! key lookup (~26% of the samples), and the outer dict's inserts at 100k
+//! queries missed the cache two or three times each (~12%).  A value with
+//! the bits of the previous row's in its column keeps the previous row's
+//! `float` (the copy holds it); others come from [`Floats`], a few floats a
+//! column by value (floats are immutable, so equal values of a column may
+//! be one object): MTEB's 35 measures on `benches/bench_compat.py`'s 100k x
+//! 100 data hold ~3.5M values of which ~65% repeat one of their column's
+//! last 16 (P@1, success@k and recall@k take few values), and every float
+//! not made is one not freed with the previous result either.
+//!
+//! Measured (CPython 3.11, the LTO build for the stable ABI, CPU time, best
+//! of 5, load average ~4, 2026-11-27, `_results` of the drop-in on the
+//! bench's 100k x 100 data; "free": dropping the previous result, which
+//! the bench's timed call also pays): MTEB's set 181-184 -> 81-90 ms, free
+//! 57-59 -> 39 ms; the 5 set 55-58 -> 38-45 ms, free 23-25 -> 12-18 ms
+//! (commit 61391c6, positions only, against the build with [`Floats`] and
+//! the array left uncopied when its columns are already in key order; the
+//! commit before it, `d9ba476`: 231-250 and 67-75 ms).  `nested_dict` alone,
+//! 100k rows of random values (no value repeats), best of 10, load ~6: 35
+//! columns 197-215 -> 141-147 ms, 5 columns 51-57 -> 33 ms.  What is left
+//! is allocation: the kernel's page faults on fresh memory (~30% of the
+//! samples: the keys tables of 35 entries, 768 bytes each, come from
+//! `malloc`, and freed arenas go back to the system), the floats' allocation
+//! and release, `clone_combined_dict_keys`.
 
 use super::interruptible;
 use super::{non_contiguous, to_py, SideArrays};
@@ -200,14 +235,17 @@ pub(super) fn nested_dict<'py>(
     let ncols = columns.len();
     let exact = plain(&columns);
     let mut prev: Option<Bound<'py, PyDict>> = None;
+    let mut prev_vals: &[f64] = &[];
+    let mut floats = Floats::new(ncols);
     for (i, (row, vals)) in rows.iter().zip(flat.chunks_exact(ncols)).enumerate() {
         let Some(p) = &prev else {
             let inner = PyDict::new(py);
-            for (key, &v) in columns.iter().zip(vals) {
-                inner.set_item(key, PyFloat::new(py, v))?;
+            for (j, (key, &v)) in columns.iter().zip(vals).enumerate() {
+                inner.set_item(key, floats.get(py, j, v))?;
             }
             put(i, row, inner.clone())?;
             prev = Some(inner);
+            prev_vals = vals;
             continue;
         };
         let inner = p.copy()?;
@@ -218,8 +256,11 @@ pub(super) fn nested_dict<'py>(
         // entries are not read).
         let mut entries = unsafe { super::layout::dict_entries(inner.as_ptr()) }
             .filter(|&(_, _, n)| n == ncols && exact);
-        for (j, (key, &v)) in columns.iter().zip(vals).enumerate() {
-            let value = PyFloat::new(py, v);
+        for (j, ((key, &v), &was)) in columns.iter().zip(vals).zip(prev_vals).enumerate() {
+            if v.to_bits() == was.to_bits() {
+                continue; // the copy holds the previous row's float
+            }
+            let value = floats.get(py, j, v);
             // SAFETY: as above; `j < n`, the entry count.
             let slot = entries.and_then(|(first, stride, _)| unsafe {
                 let at = first.add(j * stride);
@@ -240,8 +281,44 @@ pub(super) fn nested_dict<'py>(
         }
         put(i, row, inner.clone())?;
         prev = Some(inner);
+        prev_vals = vals;
     }
     Ok(out)
+}
+
+/// The `float` objects of [`nested_dict`]: a value seen lately in the same
+/// column is the same object (floats are immutable), a few per column.
+struct Floats<'py> {
+    /// `WAYS` slots a column: a value's bits and its float.
+    slots: Vec<Option<(u64, Bound<'py, PyFloat>)>>,
+}
+
+/// Slots a column in [`Floats`] (a power of two).
+const WAYS: usize = 16;
+
+impl<'py> Floats<'py> {
+    fn new(columns: usize) -> Self {
+        Floats {
+            slots: vec![None; columns * WAYS],
+        }
+    }
+
+    /// A float of value `v` for column `j`: the one made last for a value
+    /// of the same bits in that slot, else a new one (then kept there).
+    #[inline]
+    fn get(&mut self, py: Python<'py>, j: usize, v: f64) -> Bound<'py, PyFloat> {
+        let bits = v.to_bits();
+        let way = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize & (WAYS - 1);
+        match self.slots.get_mut(j * WAYS + way) {
+            Some(Some((b, f))) if *b == bits => f.clone(),
+            Some(slot) => {
+                let f = PyFloat::new(py, v);
+                *slot = Some((bits, f.clone()));
+                f
+            }
+            None => PyFloat::new(py, v),
+        }
+    }
 }
 
 /// The outer dict of [`nested_dict`] as a copy of `like`: its entry `i`

@@ -462,6 +462,10 @@ class RelevanceEvaluator:
         """``{query: {key: value}}`` from ``values`` (one row per query of ``qids``,
         one column per metric of ``self._metrics``); ``like``: a dict whose keys
         are ``qids``, in order (see ``nested_dict``)."""
+        if not self._special and self._take == list(range(values.shape[1])):
+            # Columns already in key order, none computed (MTEB's and the
+            # usual sets): no copy of the array.
+            return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(values), like)
         out = values[:, self._take]
         for j, how in self._special:
             if how[0] == "const":
