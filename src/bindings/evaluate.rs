@@ -22,16 +22,18 @@
 //! not made is one not freed with the previous result either.
 //!
 //! Measured (CPython 3.11, the LTO build for the stable ABI, CPU time, best
-//! of 5, load average ~4, 2026-11-27, `_results` of the drop-in on the
-//! bench's 100k x 100 data; "free": dropping the previous result, which
-//! the bench's timed call also pays): MTEB's set 181-184 -> 81-90 ms, free
-//! 57-59 -> 39 ms; the 5 set 55-58 -> 38-45 ms, free 23-25 -> 12-18 ms
-//! (commit 61391c6, positions only, against the build with [`Floats`] and
-//! the array left uncopied when its columns are already in key order; the
-//! commit before it, `d9ba476`: 231-250 and 67-75 ms).  `nested_dict` alone,
-//! 100k rows of random values (no value repeats), best of 10, load ~6: 35
-//! columns 197-215 -> 141-147 ms, 5 columns 51-57 -> 33 ms.  What is left
-//! is allocation: the kernel's page faults on fresh memory (~30% of the
+//! of 5, load average ~4, 2026-11-27, the drop-in's `_results` on the
+//! bench's 100k x 100 data; "free": dropping the previous result, which the
+//! bench's timed call also pays): MTEB's set 231-250 ms at d9ba476, 170-184
+//! with positions only (61391c6), 81-90 with [`Floats`] and the array left
+//! uncopied when its columns are in key order (9cae8ce); free 56-62 -> 39
+//! ms.  The 5 set: 67-75 -> 55-58 -> 38-45 ms; free 22-25 -> 12-18 ms.
+//! `nested_dict` alone, 100k rows of random values (no value repeats), best
+//! of 10, load ~6: 35 columns 197-215 -> 141-147 ms, 5 columns 51-57 -> 33
+//! ms.  The whole drop-in call (construct + evaluate, best of 7, three
+//! alternating runs against d9ba476, load ~2.5): the 5 set 0.646-0.737 ->
+//! 0.568-0.651 s, MTEB's 0.831-0.923 -> 0.656-0.731 s.  What is left is
+//! allocation: the kernel's page faults on fresh memory (~30% of the
 //! samples: the keys tables of 35 entries, 768 bytes each, come from
 //! `malloc`, and freed arenas go back to the system), the floats' allocation
 //! and release, `clone_combined_dict_keys`.
