@@ -199,7 +199,9 @@ pub(super) fn nested_dict<'py>(
             .all(|k| unsafe { ffi::PyUnicode_CheckExact(k.as_ptr()) != 0 })
     };
     let (out, slots) = match like {
-        Some(like) if like.len() == rows.len() && plain(&rows) => {
+        // Not copied where the entries cannot be read (the copy would be
+        // dropped).
+        Some(like) if super::layout::dict_reads() && like.len() == rows.len() && plain(&rows) => {
             let out = like.copy()?;
             match Slots::of(&out, &rows) {
                 Some(slots) => (out, Some(slots)),

@@ -296,6 +296,11 @@ fn dicts_read_right(py: Python<'_>) -> bool {
     .all(|&(n, mixed)| check(n, mixed).unwrap_or(false))
 }
 
+/// Whether [`dict_entries`] reads dicts here (else it always gives `None`).
+pub(super) fn dict_reads() -> bool {
+    DICTS.load(Ordering::Relaxed) != 0
+}
+
 /// A dict's entry table: the place of the first entry's key, the entry size
 /// in pointers (the value follows the key) and the number of entries; `None`
 /// where the layout is not known (checked at import), the dict's table is
