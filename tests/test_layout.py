@@ -65,6 +65,7 @@ SCRIPT = textwrap.dedent(
         "object_reads": ranklens._ranklens._object_reads,
         "batch": {k: [float(x).hex() for x in v] for k, v in batch.items()},
         "drop_in": {q: {m: float(v).hex() for m, v in d.items()} for q, d in drop_in.items()},
+        "drop_in_order": [list(drop_in), [list(d) for d in drop_in.values()]],
         "evaluate": [float(x).hex() for x in res.values.ravel()],
         "run": [float(x).hex() for x in r.values] + r.query_ids,
         # Each row's input position: the order the dicts were walked in.

@@ -118,13 +118,11 @@
 //! 0.49 s.  `python benches/bench_compat.py --queries 100000 --repeat 3
 //! --sets 5,mteb` at load 2.3-2.7 had one core: 4.5x, MTEB 3.9x, 5.5x.
 //!
-//! Profiled, not changed: the result dicts (`nested_dict`) cost ~50 ns a
-//! value (10k queries x 35 MTEB measures, `perf`): the key lookups of
-//! `PyDict_SetItem` on a copy of the previous query's dict ~26%, freeing the
-//! previous result's dicts ~7%, the floats' allocation; the limited API has
-//! no presized dict nor a store by position, so nothing was tried.  For
-//! MTEB's 35 measures that is ~0.3 s of the call at 100k queries (freeing the
-//! previous result included), the largest part after the walk.
+//! The result dicts (`nested_dict`): through `PyDict_SetItem` on a copy of
+//! the previous query's dict, ~50 ns a value (10k queries x 35 MTEB
+//! measures, `perf`: its key lookups ~26%); values and row dicts are stored
+//! by position in dict copies instead, and equal values of a column share a
+//! float: see the notes of `bindings::evaluate`.
 //!
 //! Measured and changed: one buffer of pending rows for the whole run (24
 //! bytes an entry) spent ~17% of the samples in first-touch page faults; the
@@ -142,7 +140,13 @@
 //! way on 1M judgments, quick build, idle machine); its time is the first
 //! touch of each judged `str`, which encoding the qrels in `__init__` pays a
 //! second time (since 2026-11-27 the tables come from the encoded qrels, and
-//! the arena of copied ids is gone with that: the qrels' own is read).
+//! the arena of copied ids is gone with that: the qrels' own is read).  Built
+//! from the encoded qrels, the tables sized once (one zeroed allocation) and
+//! filled a query per task on the pool: `dict_judgments` of 1M judgments
+//! (100k queries) 27.6-28.2 -> 14.9-15.7 ms of CPU, 9.5-9.7 ms wall on two
+//! threads, 15.7 with `RANKLENS_NUM_THREADS=1` (best of 9, load ~5,
+//! 2026-11-27, alternating builds): the regrowth of one table for all
+//! queries was half of it.
 
 // Where the path is off (see above) its scoring half is unused.
 #![cfg_attr(
@@ -198,30 +202,64 @@ fn tag(hash: u64) -> u64 {
 
 impl DictJudgments {
     /// The tables of encoded qrels `q`; `None` for a query of 2^32 - 1
-    /// judged rows or more (the general path then).
-    fn build(q: &eval::Side<'_>) -> Option<DictJudgments> {
+    /// judged rows or more (the general path then).  The queries' tables
+    /// are filled in parallel (`parallel`: on the current rayon pool).
+    fn build(q: &eval::Side<'_>, parallel: bool) -> Option<DictJudgments> {
         let offsets: Vec<usize> = q.offsets.iter().map(|&o| o.max(0) as usize).collect();
         let hasher = DefaultHashBuilder::default();
         let mut spans = Vec::with_capacity(offsets.len().saturating_sub(1));
-        let mut table = Vec::new();
+        let mut total = 0usize;
         for w in offsets.windows(2) {
             let n = w[1].saturating_sub(w[0]);
             if n >= u32::MAX as usize {
                 return None;
             }
             let size = (2 * n).next_power_of_two().max(4);
-            let (start, mask) = (table.len(), size - 1);
-            table.resize(start + size, 0u64);
-            for (j, &d) in q.doc_ids.get(w[0]..w[1])?.iter().enumerate() {
+            spans.push((total, size - 1));
+            total += size;
+        }
+        let mut table = vec![0u64; total];
+        let mut parts: Vec<&mut [u64]> = Vec::with_capacity(spans.len());
+        let mut rest = table.as_mut_slice();
+        for &(_, mask) in &spans {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut_checked(mask + 1)?;
+            parts.push(part);
+            rest = tail;
+        }
+        // One query's table: its ids by hash, open addressing.
+        let fill = |(qi, part): (usize, &mut [u64])| -> bool {
+            let (Some(&a), Some(&b)) = (offsets.get(qi), offsets.get(qi + 1)) else {
+                return false;
+            };
+            let Some(ids) = q.doc_ids.get(a..b) else {
+                return false;
+            };
+            let mask = part.len() - 1;
+            for (j, &d) in ids.iter().enumerate() {
                 let hash = hasher.hash_one(q.docs.get(d as usize));
                 // Ids within a query are distinct (checked by the encoder).
                 let mut slot = hash as usize & mask;
-                while table[start + slot] != 0 {
+                while part.get(slot).is_some_and(|&t| t != 0) {
                     slot = (slot + 1) & mask;
                 }
-                table[start + slot] = tag(hash) | (j as u64 + 1);
+                let Some(t) = part.get_mut(slot) else {
+                    return false;
+                };
+                *t = tag(hash) | (j as u64 + 1);
             }
-            spans.push((start, mask));
+            true
+        };
+        let filled = if parallel {
+            parts
+                .into_par_iter()
+                .enumerate()
+                .with_min_len(1024)
+                .all(fill)
+        } else {
+            parts.into_iter().enumerate().all(fill)
+        };
+        if !filled {
+            return None;
         }
         let nq = q.num_queries();
         let size = (2 * nq).next_power_of_two().max(4);
@@ -310,7 +348,12 @@ pub(super) fn dict_judgments(
     arrays: SideArrays<'_>,
 ) -> PyResult<Option<DictJudgments>> {
     let q = side(&arrays)?.map_err(|e| to_py(py, e))?;
-    Ok(py.detach(|| DictJudgments::build(&q)))
+    // On the pool of `RANKLENS_NUM_THREADS` (whose bad value is the error of
+    // the qrels' encoding, just before): else in this thread.
+    Ok(py.detach(|| {
+        eval::with_threads(None, || DictJudgments::build(&q, true))
+            .unwrap_or_else(|_| DictJudgments::build(&q, false))
+    }))
 }
 
 /// One run entry as the dict path reads it: an exact `str` key with a UTF-8

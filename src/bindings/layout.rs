@@ -25,6 +25,14 @@
 //! (offset 24; -1 until computed, then what `str`'s `tp_hash` returns).  Under
 //! the stable ABI each is otherwise a call (`PyList_GetItem`, `tp_hash`): ~250
 //! instructions of a `Scorer.batch` row of 12 ids (callgrind, CPython 3.11).
+//! For the drop-in's result dicts ([`dict_entries`], `nested_dict`): a
+//! dict's `ma_used` (offset 16), `ma_keys` (32) and `ma_values` (40, NULL for
+//! a combined table), and in the keys object the entry count, the size of
+//! the index block and the entry kind (see [`DICT_3_9`], [`DICT_3_11`]; the same
+//! table as [`DictEntries`] reads, with no deleted entry); a
+//! value is then stored at its entry by position instead of through
+//! `PyDict_SetItem`'s key lookup.  Checked at import on dicts built and
+//! copied there, and at every use: the entry's key is the expected object.
 //! Tried on CPython 3.9, 3.10, 3.11, 3.12 and 3.13 (2026-11-27): `Run(dict)`
 //! round-trips ASCII and non-ASCII ids and scores exactly, the dict paths
 //! equal the general ones, and `perf` shows no call left to
@@ -153,7 +161,7 @@ pub(super) fn init(py: Python<'_>) {
             DICT_3_9
         };
         DICT.store(dict, Ordering::Relaxed);
-        if !(objects && dict_check(py).unwrap_or(false)) {
+        if !(objects && dict_check(py).unwrap_or(false) && dicts_read_right(py)) {
             DICT.store(0, Ordering::Relaxed);
         }
     }
@@ -443,4 +451,88 @@ unsafe fn table(dict: *mut ffi::PyObject) -> Option<(*const u8, usize, usize)> {
             (entries, n, 16)
         })
     }
+}
+
+/// Whether [`dict_entries`] reads dicts made here right: `str` keys only and
+/// mixed keys, small and large tables (one- and two-byte indices), each
+/// dict as built and as copied (`PyDict_Copy`, as `nested_dict` makes them).
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+fn dicts_read_right(py: Python<'_>) -> bool {
+    use pyo3::types::{PyDict, PyDictMethods, PyInt, PyString};
+    let check = |n: usize, mixed: bool| -> PyResult<bool> {
+        let d = PyDict::new(py);
+        let mut items = Vec::with_capacity(n);
+        for i in 0..n {
+            let key = if mixed && i % 2 == 1 {
+                PyInt::new(py, i).into_any()
+            } else {
+                PyString::new(py, &format!("k{i}")).into_any()
+            };
+            let value = pyo3::types::PyFloat::new(py, i as f64).into_any();
+            d.set_item(&key, &value)?;
+            items.push((key, value));
+        }
+        for d in [d.clone(), d.copy()?] {
+            // SAFETY: the GIL is held and `d` is a live exact dict; what is
+            // read is compared with the objects it holds, not followed.
+            let got = unsafe { dict_entries(d.as_ptr()) };
+            let Some((first, stride, len)) = got else {
+                return Ok(false);
+            };
+            if len != n {
+                return Ok(false);
+            }
+            for (i, (key, value)) in items.iter().enumerate() {
+                // SAFETY: `dict_entries` gave `len` entries of `stride`
+                // pointers from `first`, and `i < len`.
+                let (k, v) = unsafe {
+                    let at = first.add(i * stride);
+                    (*at, *at.add(1))
+                };
+                if k != key.as_ptr() || v != value.as_ptr() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    };
+    [
+        (3, false),
+        (3, true),
+        (40, false),
+        (40, true),
+        (300, false),
+        (300, true),
+    ]
+    .iter()
+    .all(|&(n, mixed)| check(n, mixed).unwrap_or(false))
+}
+
+/// Whether [`dict_entries`] reads dicts here (else it always gives `None`).
+pub(super) fn dict_reads() -> bool {
+    DICT.load(Ordering::Relaxed) != 0
+}
+
+/// A dict's entry table for writing by position (`nested_dict`): the place
+/// of the first entry's key, the entry size in pointers (the value follows
+/// the key) and the number of entries; `None` where [`table`] gives none or
+/// the table has deleted entries (then entry `i` is not the `i`-th key in
+/// order).  Entry `i`'s key is at `first + i * stride`, its value right after.
+///
+/// # Safety
+/// The GIL is held and `d` is a live exact `dict`; the pointers are used only
+/// while no Python code runs and `d` is not changed through the API (which
+/// could resize its table).
+#[inline]
+pub(super) unsafe fn dict_entries(
+    d: *mut ffi::PyObject,
+) -> Option<(*mut *mut ffi::PyObject, usize, usize)> {
+    let (first, n, stride) = table(d)?;
+    // SAFETY: as `table`: `ma_used` at 16 on every listed version.
+    let used = d.cast::<u8>().add(16).cast::<isize>().read();
+    (used >= 0 && used as usize == n).then_some((
+        first.cast::<*mut ffi::PyObject>().cast_mut(),
+        stride / std::mem::size_of::<*mut ffi::PyObject>(),
+        n,
+    ))
 }

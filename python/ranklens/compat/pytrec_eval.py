@@ -58,7 +58,8 @@ Differences (all but the last two where pytrec_eval misbehaves):
   UTF-8 text, then the text, and scores every measure in one pass; a run with
   other key or score types (``str`` subclasses, numpy scores, ...) is encoded first,
   with the same results.  A call with a few queries against large qrels scores only
-  those queries.
+  those queries.  Equal values of one measure in the result may be one ``float``
+  object (floats are immutable: only ``is`` tells).
 
 Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
 ``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments;
@@ -420,7 +421,11 @@ class RelevanceEvaluator:
                 self._judged_only,
             )
             if got is not None:
-                return self._results(got[0], got[1])
+                # Every run query scored: the result dict is a copy of the
+                # run dict (same keys, same order) with its values replaced.
+                exact = type(scores) is dict or type(scores) is collections.defaultdict
+                like = scores if exact and len(got[0]) == len(scores) else None
+                return self._results(got[0], got[1], like)
         qindex = self._qindex
         qids = [q for q in scores if q in qindex]
         if not qids or self._qrels is None or not self._metrics:
@@ -452,9 +457,16 @@ class RelevanceEvaluator:
             values = values[:, [pos[m] for m in self._metrics]]
         return self._results(qids, values)
 
-    def _results(self, qids: list[Any], values: np.ndarray) -> dict[str, dict[str, float]]:
+    def _results(
+        self, qids: list[Any], values: np.ndarray, like: dict[Any, Any] | None = None
+    ) -> dict[str, dict[str, float]]:
         """``{query: {key: value}}`` from ``values`` (one row per query of ``qids``,
-        one column per metric of ``self._metrics``)."""
+        one column per metric of ``self._metrics``); ``like``: a dict whose keys
+        are ``qids``, in order (see ``nested_dict``)."""
+        if not self._special and self._take == list(range(values.shape[1])):
+            # Columns already in key order, none computed (MTEB's and the
+            # usual sets): no copy of the array.
+            return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(values), like)
         out = values[:, self._take]
         for j, how in self._special:
             if how[0] == "const":
@@ -467,4 +479,4 @@ class RelevanceEvaluator:
                 for c in reversed(cols[:-1]):
                     total += values[:, c]
                 out[:, j] = total / len(cols)
-        return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(out))
+        return _ranklens.nested_dict(qids, self._keys, np.ascontiguousarray(out), like)
