@@ -580,12 +580,31 @@ fn dense_path(
         score_row(s, &metrics, level, ties, out);
         Ok(false)
     };
-    let nm = metrics.len();
-    match &fast {
+    let layout = sparse::Layout::Matrix(valid);
+    let sparse = (scores, labels, &layout, level, empty);
+    run_sparse(rows, metrics.len(), fast.as_ref(), sparse, general)
+}
+
+/// `rows` rows (or groups) of `nm` metrics: by blocks of rows through the
+/// sparse kernels of `fast` where there is a plan, each row they leave by
+/// `general`; else every row by `general`.
+fn run_sparse(
+    rows: usize,
+    nm: usize,
+    fast: Option<&sparse::Plan>,
+    (scores, labels, layout, level, empty): (
+        &Numbers<'_>,
+        &Numbers<'_>,
+        &sparse::Layout<'_>,
+        f64,
+        Empty,
+    ),
+    general: impl Fn(&mut Scratch, usize, &mut [f64]) -> Result<bool> + Sync,
+) -> Result<DenseEvaluation> {
+    match fast {
         Some(fast) if nm > 0 => run_blocks(rows, nm, |s, i0, out, flags| {
-            let layout = sparse::Layout::Matrix(valid);
             let done = sparse::rows(
-                s, scores, labels, &layout, i0, fast, level, empty, out, flags,
+                s, scores, labels, layout, i0, fast, level, empty, out, flags,
             );
             for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
                 if done >> r & 1 == 0 {
@@ -1314,24 +1333,17 @@ fn flat_path(
         score_row(s, &metrics, level, ties, out);
         Ok(false)
     };
-    let (nm, groups) = (metrics.len(), offsets.len() - 1);
-    match &fast {
-        // Grouped cells: each group a run of cells, by blocks of rows as the
-        // dense path's (`sparse::Layout::Runs`).
-        Some(fast) if nm > 0 => run_blocks(groups, nm, |s, g0, out, flags| {
-            let layout = sparse::Layout::Runs(offsets);
-            let done = sparse::rows(
-                s, scores, labels, &layout, g0, fast, level, empty, out, flags,
-            );
-            for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
-                if done >> r & 1 == 0 {
-                    *f = general(s, g0 + r, o)?;
-                }
-            }
-            Ok(())
-        }),
-        _ => run_rows(groups, nm, general),
-    }
+    // Grouped cells: each group a run of cells, by blocks of rows as the
+    // dense path's (`sparse::Layout::Runs`).
+    let layout = sparse::Layout::Runs(offsets);
+    let sparse = (scores, labels, &layout, level, empty);
+    run_sparse(
+        offsets.len() - 1,
+        metrics.len(),
+        fast.as_ref(),
+        sparse,
+        general,
+    )
 }
 
 /// Vector-search recall of each row: `|approx[i, :k] ∩ exact[i, :k]| / k`,
