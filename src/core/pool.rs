@@ -19,6 +19,19 @@ use std::sync::{Arc, Mutex};
 /// The pool of this process: (process id it was made in, pool).
 static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
 
+/// `slot`'s value if this process made it.  One made by a parent process
+/// (before a `fork`) is leaked and the slot emptied: its threads are not in
+/// this one, and dropping it would signal them through locks that some
+/// parent thread may have held at the fork.
+fn own<T>(slot: &mut Option<(u32, T)>, pid: u32) -> Option<&mut T> {
+    if slot.as_ref().is_some_and(|(owner, _)| *owner != pid) {
+        if let Some((_, inherited)) = slot.take() {
+            std::mem::forget(inherited);
+        }
+    }
+    slot.as_mut().map(|(_, value)| value)
+}
+
 /// This process's default pool (rayon's defaults: `RAYON_NUM_THREADS`, else
 /// one thread per core), made on first use and again after a `fork`.  The
 /// lock is held only to compare the id and clone the handle, never while a
@@ -26,20 +39,15 @@ static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
 fn default_pool() -> Result<Arc<ThreadPool>, String> {
     let pid = std::process::id();
     let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((owner, pool)) = slot.as_ref() {
-        if *owner == pid {
-            return Ok(Arc::clone(pool));
-        }
+    if let Some(pool) = own(&mut slot, pid) {
+        return Ok(Arc::clone(pool));
     }
     let pool = Arc::new(
         ThreadPoolBuilder::new()
             .build()
             .map_err(|e| format!("cannot start the thread pool: {e}"))?,
     );
-    if let Some((_, inherited)) = slot.replace((pid, Arc::clone(&pool))) {
-        // Made by the parent process: its threads are not in this one.
-        std::mem::forget(inherited);
-    }
+    *slot = Some((pid, Arc::clone(&pool)));
     Ok(pool)
 }
 
@@ -64,20 +72,14 @@ const SIZED_KEPT: usize = 4;
 pub fn sized_pool(n: usize) -> Result<Arc<ThreadPool>, String> {
     let pid = std::process::id();
     {
-        let slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((owner, pool)) = slot.as_ref() {
-            if *owner == pid && pool.current_num_threads() == n {
-                return Ok(Arc::clone(pool));
-            }
+        let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = own(&mut slot, pid).filter(|p| p.current_num_threads() == n) {
+            return Ok(Arc::clone(pool));
         }
     }
     let mut slot = SIZED.lock().unwrap_or_else(|e| e.into_inner());
-    if slot.as_ref().is_some_and(|(owner, _)| *owner != pid) {
-        if let Some((_, inherited)) = slot.take() {
-            // Made by the parent process: their threads are not in this one.
-            std::mem::forget(inherited);
-        }
-    }
+    // A parent's pools are dropped from the slot (leaked) first.
+    own(&mut slot, pid);
     let (_, pools) = slot.get_or_insert_with(|| (pid, Vec::new()));
     if let Some(at) = pools.iter().position(|(k, _)| *k == n) {
         let hit = pools.remove(at);
