@@ -8,6 +8,18 @@ fn spec(name: &str, k: Option<usize>) -> MetricSpec {
     MetricSpec::new(name, k, None, &[]).unwrap()
 }
 
+/// A xorshift64 generator from `seed` (made odd: never stuck at 0), for
+/// test data drawn from one proptest seed.
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 fn f64s(data: &[f64], rows: usize, cols: usize) -> Numbers<'_> {
     Numbers::F64(Matrix::contiguous(data, rows, cols).unwrap())
 }
@@ -270,13 +282,8 @@ proptest! {
         range in 2i64..200,
         seed in any::<u64>(),
     ) {
-        let mut x = seed | 1;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % range as u64) as i64 - 1
-        };
+        let mut bits = xorshift(seed);
+        let mut next = || (bits() % range as u64) as i64 - 1;
         let a: Vec<i64> = (0..rows * k).map(|_| next()).collect();
         let e: Vec<i64> = (0..rows * k).map(|_| next()).collect();
         let want: Vec<f64> = (0..rows)
@@ -662,13 +669,7 @@ proptest! {
         seed in any::<u64>(),
         lengths in any::<bool>(),
     ) {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(seed);
         let n = rows * cols;
         let s32: Vec<f32> = (0..n).map(|_| (next() % 16) as f32 / 4.0).collect();
         // One row in five with many labels (the general path), the others few.
@@ -712,13 +713,7 @@ proptest! {
         nan in any::<bool>(),
         level in prop_oneof![Just(1.0), Just(0.5)],
     ) {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(seed);
         let width = if long { 90 } else { 12 };
         let lens: Vec<usize> = (0..groups)
             .map(|_| if equal { width } else { 1 + (next() % width as u64) as usize })
@@ -874,13 +869,7 @@ proptest! {
 #[ignore]
 fn dense_timing() {
     let (rows, cols) = (100_000usize, 100usize);
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     let scores: Vec<f32> = (0..rows * cols)
         .map(|_| (next() >> 40) as f32 / (1u64 << 24) as f32)
         .collect();
