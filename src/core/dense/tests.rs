@@ -656,6 +656,71 @@ proptest! {
     }
 }
 
+/// Rows with as many positive labels as the sparse path keeps
+/// (`COUNT_PER_LOG2 * log2(n)`, up to 64 at `n < 2^16`), one fewer and one
+/// or eight more, the positive cells together (the AVX-512 scan's 8-lane
+/// stores at the last free slots) or spread: the general path's values bit
+/// for bit, with every instruction set the CPU runs and the label dtypes
+/// the AVX-512 kernel reads.
+#[test]
+fn rows_at_the_sparse_paths_limit_of_positive_labels() {
+    let m = sparse_metrics(false);
+    for n in [100usize, 4000, 65_535] {
+        let log2n = usize::BITS as usize - n.leading_zeros() as usize;
+        let limit = COUNT_PER_LOG2 * log2n;
+        for p in [limit - 1, limit, limit + 1, limit + 8] {
+            for spread in [false, true] {
+                let step = if spread { n / p } else { 1 };
+                let at = |j: usize| j % step == 0 && j / step < p;
+                let li: Vec<i64> = (0..n)
+                    .map(|j| if at(j) { 1 + (j % 3) as i64 } else { 0 })
+                    .collect();
+                let l64: Vec<f64> = li.iter().map(|&x| x as f64).collect();
+                let li32: Vec<i32> = li.iter().map(|&x| x as i32).collect();
+                let lu8: Vec<u8> = li.iter().map(|&x| x as u8).collect();
+                let s32: Vec<f32> = (0..n).map(|j| ((j * 7919) % 1000) as f32).collect();
+                let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
+                let labels = [
+                    Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap()),
+                    Numbers::F64(Matrix::contiguous(&l64, 1, n).unwrap()),
+                    Numbers::I32(Matrix::contiguous(&li32, 1, n).unwrap()),
+                    Numbers::U8(Matrix::contiguous(&lu8, 1, n).unwrap()),
+                ];
+                for (d, lb) in labels.iter().enumerate() {
+                    let general = dense_path(
+                        &sc,
+                        lb,
+                        &Valid::All,
+                        &m,
+                        1.0,
+                        DenseTies::First,
+                        Empty::Nan,
+                        true,
+                    );
+                    for simd in sparse::Simd::available() {
+                        SIMD.with(|c| c.set(simd));
+                        let fast = dense_path(
+                            &sc,
+                            lb,
+                            &Valid::All,
+                            &m,
+                            1.0,
+                            DenseTies::First,
+                            Empty::Nan,
+                            false,
+                        );
+                        SIMD.with(|c| c.set(sparse::Simd::Avx512));
+                        assert!(
+                            bitwise_equal(&fast, &general),
+                            "{simd:?} n={n} p={p} spread={spread} label dtype {d}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Many rows: the sparse path's blocks of `sparse::BLOCK` rows, rows it

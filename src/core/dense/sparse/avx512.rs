@@ -40,17 +40,17 @@ trait Label: Copy {
     /// The label as the shared code converts it (`Numbers::load`).
     fn to_f64(self) -> f64;
 
-    /// The columns of the positive labels of `lb` into `cols` and their
-    /// labels ([`Label::to_f64`]) into `labs`, in column order; whether all
-    /// the labels are finite.
+    /// The columns of the positive labels of `lb` and their labels
+    /// ([`Label::to_f64`]) into `pos`, in column order: whether all the
+    /// labels are finite and at most `limit <= MAX_POSITIVE` are positive
+    /// (else `pos` is left part-filled, and the row goes to the shared code).
     ///
     /// # Safety
     /// As [`row`].
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-    unsafe fn positives(lb: &[Self], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
-        cols.clear();
-        labs.clear();
+    unsafe fn positives(lb: &[Self], limit: usize, pos: &mut Positives) -> bool {
+        pos.len = 0;
         let n = lb.len();
         let mut finite = true;
         let mut c = 0;
@@ -61,8 +61,16 @@ trait Label: Copy {
             finite &= ok;
             while bits != 0 {
                 let j = c + bits.trailing_zeros() as usize;
-                cols.push(j as u32);
-                labs.push(lb.get(j).map_or(0.0, |&l| l.to_f64()));
+                let (Some(col), Some(lab)) = (pos.cols.get_mut(pos.len), pos.labs.get_mut(pos.len))
+                else {
+                    return false;
+                };
+                *col = j as u32;
+                *lab = lb.get(j).map_or(0.0, |&l| l.to_f64());
+                pos.len += 1;
+                if pos.len > limit {
+                    return false;
+                }
                 bits &= bits - 1;
             }
             c += 64;
@@ -71,12 +79,53 @@ trait Label: Copy {
     }
 }
 
+/// The most positive cells a row of the fast path has: `COUNT_PER_LOG2 *
+/// log2(n)` for `n < 2^16` cells ([`kernel`]).
+const MAX_POSITIVE: usize = COUNT_PER_LOG2 * 16;
+
+/// A row's positive cells, in column order: `cols[..len]` and their labels
+/// `labs[..len]`, with 8 spare slots for [`positives64`]'s last store.
+///
+/// Why on the stack (one a block of rows, [`block`]) and not in the heap's
+/// `Scratch`: [`positives64`] stores 8 lanes at a time at the next free
+/// slot, and when that slot's address matched a stack slot the loop reloads
+/// in its low 12 bits (4K aliasing: the load waits for the store), every
+/// row paid for it.  Where the heap put the buffer decided it: with a
+/// one-thread pool, whose thread took the process's first malloc arena, 23
+/// ms on 100k x 100 rows against 15.5 with `MALLOC_ARENA_MAX=1` (and 18.5
+/// with AVX2), the profile's samples on the store.  A buffer in the same
+/// stack region as the reload cannot alias it.
+pub(super) struct Positives {
+    cols: [u32; MAX_POSITIVE + 8],
+    labs: [f64; MAX_POSITIVE + 8],
+    len: usize,
+}
+
+impl Positives {
+    pub(super) fn new() -> Positives {
+        Positives {
+            cols: [0; MAX_POSITIVE + 8],
+            labs: [0.0; MAX_POSITIVE + 8],
+            len: 0,
+        }
+    }
+
+    fn cols(&self) -> &[u32] {
+        self.cols.get(..self.len).unwrap_or(&[])
+    }
+
+    fn labs(&self) -> &[f64] {
+        self.labs.get(..self.len).unwrap_or(&[])
+    }
+}
+
 /// [`Label::positives`] of 8 lanes of 64 bits at a time, branch-free: the
 /// lanes of the positive labels (`positive`: a mask) compressed in a register
 /// (their columns and converted labels, `convert`) and stored whole at the
 /// next free place, which moves by their count.  Why: the bits' walk
-/// branches on every positive label.  `cols` and `labs` get 8 spare slots,
-/// so that the last store fits.
+/// branches on every positive label.  Stops once more than `limit <=
+/// MAX_POSITIVE` are kept: a store starts at a count `<= limit` and `pos`
+/// has 8 slots past `MAX_POSITIVE`, so every store fits.
 ///
 /// # Safety
 /// As [`row`]; `lb.len() < 2^31`.
@@ -87,15 +136,12 @@ unsafe fn positives64<T>(
     positive: impl Fn(__m512i) -> __mmask8,
     convert: impl Fn(__m512i) -> __m512d,
     finite: impl Fn(__m512i) -> bool,
-    cols: &mut Vec<u32>,
-    labs: &mut Vec<f64>,
+    limit: usize,
+    pos: &mut Positives,
 ) -> bool {
     let n = lb.len();
-    cols.clear();
-    labs.clear();
-    cols.reserve(n + 8);
-    labs.reserve(n + 8);
-    let (cp, lp) = (cols.as_mut_ptr(), labs.as_mut_ptr());
+    let limit = limit.min(MAX_POSITIVE);
+    let (cp, lp) = (pos.cols.as_mut_ptr(), pos.labs.as_mut_ptr());
     let mut idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     let eight = _mm256_set1_epi32(8);
     let (mut w, mut ok, mut c) = (0usize, true, 0usize);
@@ -105,24 +151,24 @@ unsafe fn positives64<T>(
         // elements, `T` being i64 or f64).
         let v = unsafe { _mm512_maskz_loadu_epi64(k, lb.as_ptr().add(c) as *const i64) };
         ok &= finite(v);
-        let pos = positive(v) & k;
-        let j = _mm256_maskz_compress_epi32(pos, idx);
-        let l = _mm512_maskz_compress_pd(pos, convert(v));
-        // SAFETY: `w <= c < n` (a lane is kept at most once), so the 8
-        // lanes at `w` lie inside the `n + 8` reserved.
+        let kept = positive(v) & k;
+        let j = _mm256_maskz_compress_epi32(kept, idx);
+        let l = _mm512_maskz_compress_pd(kept, convert(v));
+        // SAFETY: `w <= limit <= MAX_POSITIVE` (checked below before the
+        // next store), so the 8 lanes at `w` lie inside the arrays'
+        // `MAX_POSITIVE + 8`.
         unsafe {
             _mm256_storeu_si256(cp.add(w) as *mut __m256i, j);
             _mm512_storeu_pd(lp.add(w), l);
         }
-        w += pos.count_ones() as usize;
+        w += kept.count_ones() as usize;
+        if w > limit {
+            return false;
+        }
         idx = _mm256_add_epi32(idx, eight);
         c += 8;
     }
-    // SAFETY: the first `w` of each were written above, within capacity.
-    unsafe {
-        cols.set_len(w);
-        labs.set_len(w);
-    }
+    pos.len = w;
     ok
 }
 
@@ -160,7 +206,7 @@ impl Label for i64 {
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-    unsafe fn positives(lb: &[i64], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
+    unsafe fn positives(lb: &[i64], limit: usize, pos: &mut Positives) -> bool {
         let zero = _mm512_setzero_si512();
         // SAFETY: as this function (`lb.len() < 2^16`: `kernel`).
         unsafe {
@@ -170,8 +216,8 @@ impl Label for i64 {
                 // `x as f64`: round to nearest, as `vcvtqq2pd`.
                 |v| _mm512_cvtepi64_pd(v),
                 |_| true,
-                cols,
-                labs,
+                limit,
+                pos,
             )
         }
     }
@@ -258,7 +304,7 @@ impl Label for f64 {
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-    unsafe fn positives(lb: &[f64], cols: &mut Vec<u32>, labs: &mut Vec<f64>) -> bool {
+    unsafe fn positives(lb: &[f64], limit: usize, pos: &mut Positives) -> bool {
         let zero = _mm512_setzero_pd();
         // SAFETY: as this function (`lb.len() < 2^16`: `kernel`).
         unsafe {
@@ -267,8 +313,8 @@ impl Label for f64 {
                 |v| _mm512_cmp_pd_mask::<_CMP_GT_OQ>(_mm512_castsi512_pd(v), zero),
                 |v| _mm512_add_pd(_mm512_castsi512_pd(v), zero),
                 |v| _mm512_fpclass_pd_mask::<NOT_FINITE>(_mm512_castsi512_pd(v)) == 0,
-                cols,
-                labs,
+                limit,
+                pos,
             )
         }
     }
@@ -323,27 +369,28 @@ pub(super) unsafe fn row(
         _ => None,
     };
     if let Some(sc) = sc {
+        let mut pos = Positives::new();
         // SAFETY (each arm): the CPU has the features `kernel` needs (this
         // function's own).
         let done = match labels {
             Numbers::I64(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             Numbers::I32(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             Numbers::I8(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             Numbers::U8(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             Numbers::F64(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             Numbers::F32(m) => m
                 .contiguous_row(i, n)
-                .map(|lb| unsafe { kernel(s, sc, lb, plan, level, empty, out) }),
+                .map(|lb| unsafe { kernel(s, &mut pos, sc, lb, plan, level, empty, out) }),
             _ => None,
         };
         if let Some(done) = done {
@@ -436,11 +483,14 @@ unsafe fn block<L: Label>(
 ) -> u64 {
     let nm = a.plan.metrics.len().max(1);
     let mut done = 0u64;
+    let mut pos = Positives::new();
     for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
         let i = a.i0 + r;
         let got = match (a.layout.slice(sm, i), a.layout.slice(lm, i)) {
             // SAFETY: the CPU has the features.
-            (Some(sc), Some(lb)) => unsafe { kernel(s, sc, lb, a.plan, a.level, a.empty, o) },
+            (Some(sc), Some(lb)) => unsafe {
+                kernel(s, &mut pos, sc, lb, a.plan, a.level, a.empty, o)
+            },
             _ => a
                 .layout
                 .with_row(a.scores, a.labels, i, |sc, lb, valid, i| {
@@ -464,6 +514,7 @@ unsafe fn block<L: Label>(
 #[allow(clippy::too_many_arguments)]
 unsafe fn kernel<L: Label>(
     s: &mut Scratch,
+    pos: &mut Positives,
     sc: &[f32],
     lb: &[L],
     plan: &Plan,
@@ -476,14 +527,15 @@ unsafe fn kernel<L: Label>(
     if n > 0xffff {
         return None;
     }
-    // The positive labels, in column order.
-    // SAFETY: the CPU has the features; `n < 2^16`.
-    let finite = unsafe { L::positives(lb.get(..n)?, &mut s.cols, &mut s.labels) };
-    let p = s.cols.len();
+    // The positive labels, in column order; at most `COUNT_PER_LOG2 *
+    // log2(n) <= MAX_POSITIVE` of them.
     let log2n = usize::BITS as usize - n.leading_zeros() as usize;
-    if !finite || p > COUNT_PER_LOG2 * log2n {
+    // SAFETY: the CPU has the features; `n < 2^16`.
+    if !unsafe { L::positives(lb.get(..n)?, COUNT_PER_LOG2 * log2n, pos) } {
         return None;
     }
+    let (cols, labs) = (pos.cols(), pos.labs());
+    let p = cols.len();
     // NaN scores: the general path names the cell.
     let mut nan = 0u16;
     let mut c = 0;
@@ -497,7 +549,7 @@ unsafe fn kernel<L: Label>(
     if nan != 0 {
         return None;
     }
-    if !s.labels.iter().any(|&l| l >= level) {
+    if !labs.iter().any(|&l| l >= level) {
         out.fill(empty.value());
         return Some(true);
     }
@@ -525,7 +577,7 @@ unsafe fn kernel<L: Label>(
             0
         };
         let r = above + tied_before;
-        let l = s.labels.get(q).copied().unwrap_or(0.0);
+        let l = labs.get(q).copied().unwrap_or(0.0);
         if small {
             // Lane `q` (a masked broadcast; `q < 8`).
             let key = (u64::from(r) << 32) | q as u64;
@@ -539,7 +591,7 @@ unsafe fn kernel<L: Label>(
         }
     };
     let cell = |q: usize| {
-        let j = s.cols.get(q).copied().unwrap_or(0) as usize;
+        let j = cols.get(q).copied().unwrap_or(0) as usize;
         (j, sc.get(j).copied().unwrap_or(0.0))
     };
     // Two positive cells a pass over the scores (the last one twice when
@@ -556,7 +608,7 @@ unsafe fn kernel<L: Label>(
     }
     if small {
         // SAFETY: `p <= 8` labels; the CPU has the features.
-        let pairs = unsafe { sort_pairs(&s.labels, keys) };
+        let pairs = unsafe { sort_pairs(labs, keys) };
         let pairs = pairs.get(..p)?;
         // The ideal only when an ndcg reads it (`Plan::needs_ideal`).
         let mut ideal = [0.0f64; 8];
@@ -566,10 +618,10 @@ unsafe fn kernel<L: Label>(
             // equal ones have equal bits, whichever lane the sort takes them
             // from.
             let k = low_bits(p) as u8;
-            // SAFETY: the lanes loaded are those of `k`, inside `s.labels`
+            // SAFETY: the lanes loaded are those of `k`, inside `labs`
             // (`p` long); 8 lanes stored into an 8-lane array.
             unsafe {
-                let lab = _mm512_maskz_loadu_pd(k, s.labels.as_ptr());
+                let lab = _mm512_maskz_loadu_pd(k, labs.as_ptr());
                 _mm512_storeu_pd(ideal.as_mut_ptr(), sort8_pd_descending(lab));
             }
         }
@@ -596,7 +648,7 @@ unsafe fn kernel<L: Label>(
     }
     let ideal = s.ideal.get_mut(..p)?;
     if s.pairs.first().is_some_and(|x| plan.needs_ideal(x.0)) {
-        place_ideal(&s.labels, ideal);
+        place_ideal(labs, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
         *o = value(m, &s.pairs, ideal, n);
