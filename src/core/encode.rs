@@ -474,32 +474,24 @@ impl Builder {
         // Each row's input row (its document id), filled per query below.
         let mut doc_ids: Vec<u32> = vec![0; n];
         advise_huge(&doc_ids);
-        let mut extra: Vec<u32> = match kind {
-            Kind::Run => vec![0; n],
-            Kind::Qrels => Vec::new(),
-        };
-        advise_huge(&extra);
-        // Per query, in parallel: check duplicates, rank (runs) and note each
-        // row's input position within its query (runs).
+        // Runs: each row's input position within its query (`ties="input"`),
+        // only when some query has tied scores (below).
+        let mut extra: Vec<u32> = Vec::new();
+        // Per query, in parallel: check duplicates and rank (runs).
         let mut tasks: Vec<Task<'_>> = Vec::with_capacity(nq);
         {
             let mut ids_rest: &mut [u32] = &mut doc_ids;
             let mut vals_rest: &mut [f64] = &mut values;
-            let mut extra_rest: &mut [u32] = &mut extra;
             for qi in 0..nq {
                 let len = (offsets[qi + 1] - offsets[qi]) as usize;
                 let (ids, tail) = ids_rest.split_at_mut(len);
                 ids_rest = tail;
                 let (vals, tail) = vals_rest.split_at_mut(len);
                 vals_rest = tail;
-                let ex_len = if extra_rest.is_empty() { 0 } else { len };
-                let (ex, tail) = extra_rest.split_at_mut(ex_len);
-                extra_rest = tail;
                 tasks.push(Task {
                     q: qi,
                     ids,
                     vals,
-                    extra: ex,
                     spans: &spans[span_at[qi]..span_at[qi + 1]],
                 });
             }
@@ -507,7 +499,7 @@ impl Builder {
         let qv = queries.view();
         let dv = docs.view();
         let hasher = DefaultHashBuilder::default();
-        let dup = tasks
+        let (dup, tied) = tasks
             .par_iter_mut()
             .map_init(Scratch::default, |s, t| {
                 // Duplicates: sort (hash, row) pairs; equal hashes are compared
@@ -542,6 +534,7 @@ impl Builder {
                         }
                     }
                 }
+                let mut tied = false;
                 if dup.is_none() && kind == Kind::Run {
                     // The tie notes of a query read in one block.
                     let notes = match t.spans {
@@ -549,15 +542,18 @@ impl Builder {
                         _ => None,
                     };
                     rank(t, dv, s, notes);
-                    input_positions(t.ids, t.spans, t.extra);
+                    tied = t.vals.windows(2).any(|w| w[0] == w[1]);
                 }
-                dup
+                (dup, tied)
             })
             .reduce(
-                || None,
-                |a, b| match (a, b) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
+                || (None, false),
+                |(a, ta), (b, tb)| {
+                    let dup = match (a, b) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    (dup, ta || tb)
                 },
             );
         if let Some((row, q, first)) = dup {
@@ -568,6 +564,28 @@ impl Builder {
             });
         }
         drop(tasks);
+        // Input positions only where they can change an order: without tied
+        // scores, `ties="input"` ranks as trec_eval does, and an empty
+        // `extra` says so (`eval`: "input" ties need one position a row).
+        // Why: 4 bytes a row of fresh memory (40 MB for 10M rows) and a pass
+        // the common run of distinct scores does not need.
+        if tied {
+            extra = vec![0; n];
+            advise_huge(&extra);
+            let mut parts = Vec::with_capacity(nq);
+            let (mut ids_rest, mut ex_rest): (&[u32], &mut [u32]) = (&doc_ids, &mut extra);
+            for qi in 0..nq {
+                let len = (offsets[qi + 1] - offsets[qi]) as usize;
+                let (ids, tail) = ids_rest.split_at(len);
+                ids_rest = tail;
+                let (ex, tail) = ex_rest.split_at_mut(len);
+                ex_rest = tail;
+                parts.push((ids, ex, &spans[span_at[qi]..span_at[qi + 1]]));
+            }
+            parts
+                .into_par_iter()
+                .for_each(|(ids, ex, sp)| input_positions(ids, sp, ex));
+        }
         // Scattered input (on average each query in two blocks or more): rows
         // from a shuffle or an unsorted frame.
         let scattered = spans.len() >= 2 * nq.max(1);
@@ -765,8 +783,6 @@ struct Task<'a> {
     /// The query's rows: input row (document id) and value of each.
     ids: &'a mut [u32],
     vals: &'a mut [f64],
-    /// The query's input positions (runs), else empty.
-    extra: &'a mut [u32],
     /// The query's blocks (query, first row, end row), in input order.
     spans: &'a [(u32, u32, u32)],
 }
@@ -913,6 +929,41 @@ mod tests {
         assert_eq!(e.extra[4], 0);
     }
 
+    /// A run's input positions (`extra`) are kept only when some query has
+    /// tied scores, and then for every row; without ties `ties="input"`
+    /// needs none (trec order is input order within each equal score).
+    #[test]
+    fn input_positions_only_with_tied_scores() {
+        let mut b = Builder::new(Kind::Run, false);
+        for (q, d, s) in [
+            ("q1", "a", 1.0),
+            ("q1", "b", 3.0),
+            ("q2", "c", 2.0),
+            ("q1", "c", 2.0),
+        ] {
+            b.push(q.as_bytes(), d.as_bytes(), s).unwrap();
+        }
+        let e = b.finish().unwrap();
+        assert!(e.extra.is_empty());
+        let mut b = Builder::new(Kind::Run, false);
+        for (q, d, s) in [
+            ("q1", "a", 1.0),
+            ("q1", "b", 3.0),
+            ("q2", "c", 2.0),
+            ("q2", "d", 2.0),
+        ] {
+            b.push(q.as_bytes(), d.as_bytes(), s).unwrap();
+        }
+        let e = b.finish().unwrap();
+        // q1: b (input 1), a (input 0); q2: d (input 1) before c (input 0).
+        assert_eq!(e.extra, vec![1, 0, 1, 0]);
+        // -0.0 and 0.0 tie.
+        let mut b = Builder::new(Kind::Run, false);
+        b.push(b"q", b"a", 0.0).unwrap();
+        b.push(b"q", b"b", -0.0).unwrap();
+        assert_eq!(b.finish().unwrap().extra.len(), 2);
+    }
+
     #[test]
     fn grouped_qrels_keep_groups() {
         let mut b = Builder::new(Kind::Qrels, false);
@@ -994,12 +1045,14 @@ mod tests {
 
     /// `finish` the slow, obvious way: group by query (sorted by bytes), keep
     /// input order, then (runs) a stable sort by score then document id,
-    /// both descending; extra = input position within the query.
+    /// both descending; extra = input position within the query when some
+    /// query has tied scores, else `u32::MAX` (none kept).
     fn reference(kind: Kind, rows: &[(String, String, f64)]) -> Flat {
         let mut qs: Vec<&String> = rows.iter().map(|r| &r.0).collect();
         qs.sort();
         qs.dedup();
-        qs.iter()
+        let mut flat: Flat = qs
+            .iter()
             .map(|&q| {
                 let mut v: Vec<(u32, String, f64, u32)> = rows
                     .iter()
@@ -1016,7 +1069,16 @@ mod tests {
                 }
                 (q.clone(), v)
             })
-            .collect()
+            .collect();
+        let tied = flat
+            .iter()
+            .any(|(_, v)| v.windows(2).any(|w| w[0].2 == w[1].2));
+        if !tied {
+            for r in flat.iter_mut().flat_map(|(_, v)| v.iter_mut()) {
+                r.3 = u32::MAX;
+            }
+        }
+        flat
     }
 
     fn flatten(kind: Kind, e: &Encoded) -> Flat {
@@ -1026,7 +1088,7 @@ mod tests {
                 let (a, b) = (e.offsets[q] as usize, e.offsets[q + 1] as usize);
                 let v = (a..b)
                     .map(|i| {
-                        let ex = if kind == Kind::Run {
+                        let ex = if kind == Kind::Run && !e.extra.is_empty() {
                             e.extra[i]
                         } else {
                             u32::MAX
@@ -1233,13 +1295,19 @@ mod tests {
         fn finish_matches_the_reference(
             picks in proptest::collection::vec((0u8..4, 0u8..12, 0u8..4), 0..60),
             qrels in proptest::bool::ANY,
+            distinct in proptest::bool::ANY,
         ) {
-            // Distinct (query, doc) pairs; few distinct values: ties.
+            // Distinct (query, doc) pairs; few distinct values: ties (or,
+            // `distinct`, every value apart: no input positions kept).
             let mut seen = std::collections::HashSet::new();
             let rows: Vec<(String, String, f64)> = picks
                 .into_iter()
                 .filter(|&(q, d, _)| seen.insert((q, d)))
-                .map(|(q, d, v)| (format!("{}", [9, 10, 2, 100][q as usize]), format!("d{d}"), v as f64 - 1.0))
+                .enumerate()
+                .map(|(i, (q, d, v))| {
+                    let v = if distinct { i as f64 * 0.75 - 3.0 } else { v as f64 - 1.0 };
+                    (format!("{}", [9, 10, 2, 100][q as usize]), format!("d{d}"), v)
+                })
                 .collect();
             let kind = if qrels { Kind::Qrels } else { Kind::Run };
             check_against_reference(kind, &rows);

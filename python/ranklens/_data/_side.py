@@ -15,9 +15,10 @@ Each side is held as flat numpy arrays built by the Rust core:
   the rest of loading (measurements in ``src/core/encode.rs``).  Ties compare
   the ids' bytes, so no hash ever decides an order or a match;
 * ``values`` (float64) – the scores (``Run``) or labels (``Qrels``);
-* ``extra`` (uint32) – for a run, each row's position in the input order of its
-  query (``ties="input"`` needs it); for grouped qrels, each row's group; else
-  empty.
+* ``extra`` (uint32) – for a run with tied scores in some query, each row's
+  position in the input order of its query (``ties="input"`` needs it; without
+  ties that order is trec_eval's, and ``extra`` is empty); for grouped qrels,
+  each row's group; else empty.
 
 A run's rows are stored in ranking order: score descending, then document id
 descending (trec_eval's order), so evaluation never sorts.  Scores are kept as
