@@ -118,6 +118,20 @@
 //! 0.49 s.  `python benches/bench_compat.py --queries 100000 --repeat 3
 //! --sets 5,mteb` at load 2.3-2.7 had one core: 4.5x, MTEB 3.9x, 5.5x.
 //!
+//! Calls of one process vary on this VM, and not with the load
+//! (2026-11-27, idle, the drop-in's 5 measure call on the 100k x 100 dicts,
+//! five calls a process, five processes): 0.34-0.48 s in most calls,
+//! 0.65-0.86 s in runs of them, sometimes a process's first few, sometimes
+//! a whole process, while a plain-Python loop over the same entries, timed
+//! before each call, held 0.36-0.39 s.  `perf` split by call: in the slow
+//! ones the walking thread's CPU doubles (`read_run` 1,905 samples a call
+//! against 1,008, its stores of the chunk's rows and its stack reloads),
+//! the key hash triples (229 against 73), the pool thread's share barely
+//! moves, and page zeroing is small (67 samples).  Not found in the code:
+//! the chunk buffers are reused (2-10 of 304 chunks a call found no spare
+//! one); the memory system of the host is the likely cause (a random
+//! pointer chase over 1 GB here costs ~350 ns an access).
+//!
 //! The result dicts (`nested_dict`): through `PyDict_SetItem` on a copy of
 //! the previous query's dict, ~50 ns a value (10k queries x 35 MTEB
 //! measures, `perf`: its key lookups ~26%); values and row dicts are stored

@@ -125,6 +125,20 @@
 //! an entry: the keys lie scattered in memory and each is touched for its
 //! type, hash and text.  A cache from object to row would still read the
 //! bytes from wherever the id's first row put them, as scattered.
+//!
+//! Fresh memory on this VM (2026-11-27, idle): writing a page of each fresh
+//! 2 MiB page of 400 MB took 36-615 ms (11.7 down to 0.7 GB/s; a C loop,
+//! `MADV_HUGEPAGE`, repeated in one process), depending on whether the host
+//! still backed the guest's free pages.  So `Run(dict)` of the 100k x 100
+//! dicts on one thread (`RANKLENS_NUM_THREADS=1`) took 31.7-35.7 ns an
+//! entry in some calls and 47-54 in others, 107-120 in a process's first:
+//! split by call, `perf` gives the walk the same samples (~528 a call) and
+//! the kernel's zeroing (`clear_page_erms`) 186 against 812, most of it on
+//! the pool thread of `finish` (the ranked rows' arrays).  Input positions
+//! (`extra`, 4 bytes a row) are kept only for a run with tied scores
+//! (`core::encode`): on the same dicts made tie-free, 36.5-43.6 ns an entry
+//! against 39.9-61.7 with them (alternated processes; this bench's own
+//! dicts tie in almost every query, so they keep them).
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;

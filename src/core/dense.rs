@@ -142,6 +142,17 @@
 //! over the scores where two and three make up the count (15.14 -> 15.24
 //! ms); the sorted-`indexes` scan of `group_sorted` by 64-cell blocks of
 //! bits (branch-free): 10% more samples than the branch a cell.
+//!
+//! Per-row profile and more that did not pay (2026-11-27, the same VM, idle,
+//! wall time, best of 25, `threads=1`, one process a variant, alternated):
+//! rows with no positive label cost 6.2 ms in all (the label and NaN scans:
+//! 1.45x the numpy pass), one positive 10.75, two 11.1, five at random 15.5,
+//! five at fixed columns 15.7 (so branch misses are not what is left: each
+//! pass of two positive cells is ~2.2 ms); one metric (`P@10`) instead of
+//! five 12.1.  Tried: every positive cell of a row of 3-8 in one pass over
+//! the scores (a compare pair per cell each, `N` counts in registers):
+//! 15.2 -> 15.9 ms; the label scan keeping only the columns, the labels
+//! gathered after it (`vpgatherdq`: 15.45 -> 15.9 ms; scalar loads: 16.5).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
