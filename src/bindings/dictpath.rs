@@ -102,7 +102,14 @@
 //! tables ~-3% (one thread, 52.3 -> 50.6).  Tried, not kept: for each query
 //! the next query's slot in the query table and its dict's keys object
 //! prefetched (`peek` at the next entry): -2.3 and -1.3 ns in one
-//! alternation, +0.6 and -0.6 in the next, within the noise.  What is left
+//! alternation, +0.6 and -0.6 in the next, within the noise; again, deeper
+//! (2026-11-27, idle, alternated processes, best of 6): each run entry's
+//! query looked up, its judged-id table and its dict's first entries asked
+//! for one entry ahead, its query slot two ahead: 0.372-0.388 s against
+//! 0.367-0.386 for the drop-in's 5 measure call (the probe's samples stay:
+//! they wait on the hash of the key's text, not on the table); the key and
+//! value objects 12 entries ahead instead of 6: 0.392-0.394 against
+//! 0.380-0.398.  What is left
 //! (`perf`, the walking thread, before the ranking moved): the walk itself
 //! ~45% of its samples, of which the judged-table probe still ~15% (its
 //! load, or the hash of the key's text it waits on: without precise events
