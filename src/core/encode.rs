@@ -478,24 +478,17 @@ impl Builder {
         // only when some query has tied scores (below).
         let mut extra: Vec<u32> = Vec::new();
         // Per query, in parallel: check duplicates and rank (runs).
-        let mut tasks: Vec<Task<'_>> = Vec::with_capacity(nq);
-        {
-            let mut ids_rest: &mut [u32] = &mut doc_ids;
-            let mut vals_rest: &mut [f64] = &mut values;
-            for qi in 0..nq {
-                let len = (offsets[qi + 1] - offsets[qi]) as usize;
-                let (ids, tail) = ids_rest.split_at_mut(len);
-                ids_rest = tail;
-                let (vals, tail) = vals_rest.split_at_mut(len);
-                vals_rest = tail;
-                tasks.push(Task {
-                    q: qi,
-                    ids,
-                    vals,
-                    spans: &spans[span_at[qi]..span_at[qi + 1]],
-                });
-            }
-        }
+        let mut tasks: Vec<Task<'_>> = per_query(&offsets, &mut doc_ids)
+            .into_iter()
+            .zip(per_query(&offsets, &mut values))
+            .enumerate()
+            .map(|(qi, (ids, vals))| Task {
+                q: qi,
+                ids,
+                vals,
+                spans: &spans[span_at[qi]..span_at[qi + 1]],
+            })
+            .collect();
         let qv = queries.view();
         let dv = docs.view();
         let hasher = DefaultHashBuilder::default();
@@ -572,19 +565,14 @@ impl Builder {
         if tied {
             extra = vec![0; n];
             advise_huge(&extra);
-            let mut parts = Vec::with_capacity(nq);
-            let (mut ids_rest, mut ex_rest): (&[u32], &mut [u32]) = (&doc_ids, &mut extra);
-            for qi in 0..nq {
-                let len = (offsets[qi + 1] - offsets[qi]) as usize;
-                let (ids, tail) = ids_rest.split_at(len);
-                ids_rest = tail;
-                let (ex, tail) = ex_rest.split_at_mut(len);
-                ex_rest = tail;
-                parts.push((ids, ex, &spans[span_at[qi]..span_at[qi + 1]]));
-            }
-            parts
+            per_query(&offsets, &mut extra)
                 .into_par_iter()
-                .for_each(|(ids, ex, sp)| input_positions(ids, sp, ex));
+                .enumerate()
+                .for_each(|(qi, ex)| {
+                    let (a, b) = (offsets[qi] as usize, offsets[qi + 1] as usize);
+                    let sp = &spans[span_at[qi]..span_at[qi + 1]];
+                    input_positions(&doc_ids[a..b], sp, ex);
+                });
         }
         // Scattered input (on average each query in two blocks or more): rows
         // from a shuffle or an unsorted frame.
@@ -861,6 +849,18 @@ fn rank(t: &mut Task<'_>, dv: Vocab<'_>, s: &mut Scratch, notes: Option<(u32, &[
     vals.copy_from_slice(&s.vals);
 }
 
+/// `v` cut into each query's rows, `offsets` holding one more entry than the
+/// queries (the rows of query `i`: `offsets[i]..offsets[i + 1]`).
+fn per_query<'a, T>(offsets: &[i64], mut v: &'a mut [T]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(offsets.len().saturating_sub(1));
+    for w in offsets.windows(2) {
+        let (head, tail) = std::mem::take(&mut v).split_at_mut((w[1] - w[0]) as usize);
+        out.push(head);
+        v = tail;
+    }
+    out
+}
+
 /// `extra[i]` = the input position, within its query, of input row `ids[i]`;
 /// `spans` are the query's blocks in input order.  Empty `extra`: nothing.
 fn input_positions(ids: &[u32], spans: &[(u32, u32, u32)], extra: &mut [u32]) {
@@ -934,34 +934,30 @@ mod tests {
     /// needs none (trec order is input order within each equal score).
     #[test]
     fn input_positions_only_with_tied_scores() {
-        let mut b = Builder::new(Kind::Run, false);
-        for (q, d, s) in [
+        let finish = |rows: &[(&str, &str, f64)]| {
+            let mut b = Builder::new(Kind::Run, false);
+            for &(q, d, s) in rows {
+                b.push(q.as_bytes(), d.as_bytes(), s).unwrap();
+            }
+            b.finish().unwrap()
+        };
+        let e = finish(&[
             ("q1", "a", 1.0),
             ("q1", "b", 3.0),
             ("q2", "c", 2.0),
             ("q1", "c", 2.0),
-        ] {
-            b.push(q.as_bytes(), d.as_bytes(), s).unwrap();
-        }
-        let e = b.finish().unwrap();
+        ]);
         assert!(e.extra.is_empty());
-        let mut b = Builder::new(Kind::Run, false);
-        for (q, d, s) in [
+        let e = finish(&[
             ("q1", "a", 1.0),
             ("q1", "b", 3.0),
             ("q2", "c", 2.0),
             ("q2", "d", 2.0),
-        ] {
-            b.push(q.as_bytes(), d.as_bytes(), s).unwrap();
-        }
-        let e = b.finish().unwrap();
+        ]);
         // q1: b (input 1), a (input 0); q2: d (input 1) before c (input 0).
         assert_eq!(e.extra, vec![1, 0, 1, 0]);
         // -0.0 and 0.0 tie.
-        let mut b = Builder::new(Kind::Run, false);
-        b.push(b"q", b"a", 0.0).unwrap();
-        b.push(b"q", b"b", -0.0).unwrap();
-        assert_eq!(b.finish().unwrap().extra.len(), 2);
+        assert_eq!(finish(&[("q", "a", 0.0), ("q", "b", -0.0)]).extra.len(), 2);
     }
 
     #[test]

@@ -687,19 +687,8 @@ fn rows_at_the_sparse_paths_limit_of_positive_labels() {
                     Numbers::U8(Matrix::contiguous(&lu8, 1, n).unwrap()),
                 ];
                 for (d, lb) in labels.iter().enumerate() {
-                    let general = dense_path(
-                        &sc,
-                        lb,
-                        &Valid::All,
-                        &m,
-                        1.0,
-                        DenseTies::First,
-                        Empty::Nan,
-                        true,
-                    );
-                    for simd in sparse::Simd::available() {
-                        SIMD.with(|c| c.set(simd));
-                        let fast = dense_path(
+                    let path = |general| {
+                        dense_path(
                             &sc,
                             lb,
                             &Valid::All,
@@ -707,8 +696,13 @@ fn rows_at_the_sparse_paths_limit_of_positive_labels() {
                             1.0,
                             DenseTies::First,
                             Empty::Nan,
-                            false,
-                        );
+                            general,
+                        )
+                    };
+                    let general = path(true);
+                    for simd in sparse::Simd::available() {
+                        SIMD.with(|c| c.set(simd));
+                        let fast = path(false);
                         SIMD.with(|c| c.set(sparse::Simd::Avx512));
                         assert!(
                             bitwise_equal(&fast, &general),
