@@ -534,3 +534,27 @@ def test_without_pyarrow_python_objects_go_through_pack_ids(monkeypatch, tmp_pat
     p = tmp_path / "run.jsonl"
     REF_RUN.to_jsonl(p)
     assert_same_run(Run.from_jsonl(p), REF_RUN)
+
+
+def test_input_positions_are_kept_only_for_runs_with_ties(tmp_path):
+    """A run stores each row's input position (``ties="input"``) only when some
+    query has tied scores; without ties the input order of equal scores is moot,
+    and ``ties="input"`` scores as trec_eval does."""
+    qrels = {"q1": {"a": 1, "c": 2}, "q2": {"d": 1}}
+    free = {"q1": {"a": 0.5, "b": 0.9, "c": 0.1}, "q2": {"d": 0.3, "e": 0.7}}
+    tied = {"q1": {"a": 0.5, "b": 0.9, "c": 0.1}, "q2": {"d": 0.7, "e": 0.7}}
+    path = tmp_path / "run.txt"
+    path.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in free.items() for d, s in docs.items())
+    )
+    for run in (Run(free), Run.from_trec(path)):
+        assert run.arrays[7].size == 0
+        a = ranklens.evaluate(qrels, run, ["map", "mrr", "ndcg@2"], ties="input")
+        b = ranklens.evaluate(qrels, run, ["map", "mrr", "ndcg@2"])
+        assert a.to_dict() == b.to_dict()
+    run = Run(tied)
+    # Rows in trec order (score, then id descending); input positions within each query.
+    assert run.arrays[7].tolist() == [1, 0, 2, 1, 0]
+    # q2: d (input 0) ties with e (input 1): trec order puts e first, input order d.
+    assert ranklens.evaluate(qrels, run, ["mrr"], ties="input").per_query("mrr")["q2"] == 1.0
+    assert ranklens.evaluate(qrels, run, ["mrr"]).per_query("mrr")["q2"] == 0.5
