@@ -102,3 +102,18 @@ def test_bad_input():
         ranklens.knn_recall(a, a, 2, distances=a)
     with pytest.raises(RanklensInputError, match="exact distances\\[0, 1\\] is NaN"):
         ranklens.knn_recall(None, None, 2, distances=([[0.0, 0.0]], [[0.0, np.nan]]))
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 64, 100])
+def test_prefixes_of_wider_rows(k):
+    """The first k of 100-wide rows (faiss' ``I`` searched at 100, scored at k),
+    over several thousand rows (the rows read ahead, the pool's chunks), and
+    the same rows copied to k-wide arrays: the definition's values."""
+    rng = np.random.default_rng(k)
+    exact = np.argsort(rng.random((3000, 300)), axis=1)[:, :100].astype(np.int64)
+    approx = np.where(rng.random((3000, 100)) < 0.8, exact, rng.integers(-1, 400, (3000, 100)))
+    want = by_sets(approx, exact, k)
+    assert ranklens.knn_recall(approx, exact, k).tolist() == want
+    narrow = (np.ascontiguousarray(approx[:, :k]), np.ascontiguousarray(exact[:, :k]))
+    assert ranklens.knn_recall(*narrow, k).tolist() == want
+    assert ranklens.knn_recall(approx, narrow[1], k, threads=1).tolist() == want

@@ -281,6 +281,33 @@ impl<'a, T: Copy> Matrix<'a, T> {
         buf
     }
 
+    /// Whether the first `k` elements of the rows lie apart, each row
+    /// contiguous (a prefix of wider rows): [`Matrix::prefetch_prefix`]
+    /// pays only there (where the prefixes follow each other, the hardware
+    /// fetches them ahead itself).
+    fn gapped_prefixes(&self, k: usize) -> bool {
+        self.col_stride == 1 && self.row_stride > k
+    }
+
+    /// Ask for the cache lines of the first `k` elements of row `i` (up to
+    /// 256 bytes), where the row is contiguous and inside the matrix; a
+    /// hint, it changes nothing.
+    #[inline]
+    fn prefetch_prefix(&self, i: usize, k: usize) {
+        if i >= self.rows || self.col_stride != 1 {
+            return;
+        }
+        let start = i * self.row_stride;
+        let Some(row) = self.data.get(start..start + k.min(self.cols)) else {
+            return;
+        };
+        let bytes = std::mem::size_of_val(row).min(256);
+        let p = row.as_ptr().cast::<u8>();
+        for off in (0..bytes).step_by(64).chain(bytes.checked_sub(1)) {
+            prefetch(p.wrapping_add(off));
+        }
+    }
+
     /// Row `i`, converted, into `out` (cleared first).
     fn load(&self, i: usize, out: &mut Vec<f64>, conv: impl Fn(T) -> f64) {
         out.clear();
@@ -302,6 +329,20 @@ impl<'a, T: Copy> Matrix<'a, T> {
             );
         }
     }
+}
+
+/// Prefetch the cache line of `p` (a hint: never faults, whatever the
+/// address; elsewhere than x86-64, nothing).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and never faults; SSE is in every
+    // x86-64 target.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// IEEE half precision (bits) to f64, exactly.
@@ -1361,6 +1402,25 @@ fn flat_path(
 /// distinct non-negative ids (negative ids are padding and match nothing).
 pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
+    // The rows `KNN_AHEAD` on asked for, where only the first `k` of wider
+    // rows are read (`knn_recall(I, gt, 10)` on 100-wide arrays): a cache
+    // miss a row that the hardware does not fetch ahead.  100k rows of 100,
+    // k = 10, one thread: 20.1 -> 7.0 ms (numpy's `I[:, :10] == gt[:, :10]`
+    // 5.9).  Not on rows of `k` (their prefixes follow each other, and the
+    // prefetches only cost: 5.46 -> 6.21 ms), a loop without them there.
+    if approx.gapped_prefixes(k) || exact.gapped_prefixes(k) {
+        knn_rows::<true>(approx, exact, k)
+    } else {
+        knn_rows::<false>(approx, exact, k)
+    }
+}
+
+/// [`knn_recall`]'s loop, prefetching the rows ahead when `AHEAD`.
+fn knn_rows<const AHEAD: bool>(
+    approx: &Matrix<'_, i64>,
+    exact: &Matrix<'_, i64>,
+    k: usize,
+) -> Result<Vec<f64>> {
     let mut out = vec![0.0; approx.rows];
     out.par_iter_mut()
         .enumerate()
@@ -1368,6 +1428,10 @@ pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -
         .for_each_init(
             || KnnScratch::new(k),
             |s, (i, o)| {
+                if AHEAD {
+                    approx.prefetch_prefix(i + KNN_AHEAD, k);
+                    exact.prefetch_prefix(i + KNN_AHEAD, k);
+                }
                 let a = approx.row_prefix(i, k, &mut s.a);
                 let e = exact.row_prefix(i, k, &mut s.e);
                 let n = if k <= SMALL_K {
@@ -1380,6 +1444,9 @@ pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -
         );
     Ok(out)
 }
+
+/// Rows ahead whose first `k` ids [`knn_recall`] prefetches.
+const KNN_AHEAD: usize = 8;
 
 /// ann-benchmarks' recall: the approximate neighbours (of the first `k`)
 /// whose distance is at most the `k`-th exact distance + `epsilon`, over `k`.
