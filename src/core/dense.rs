@@ -380,6 +380,33 @@ pub enum Numbers<'a> {
 }
 
 impl<'a> Numbers<'a> {
+    /// [`Matrix::prefetch_prefix`] of the matrix.
+    #[inline]
+    fn prefetch_prefix(&self, i: usize, k: usize) {
+        match self {
+            Numbers::F64(m) => m.prefetch_prefix(i, k),
+            Numbers::F32(m) => m.prefetch_prefix(i, k),
+            Numbers::F16(m) | Numbers::Bf16(m) => m.prefetch_prefix(i, k),
+            Numbers::I64(m) => m.prefetch_prefix(i, k),
+            Numbers::I32(m) => m.prefetch_prefix(i, k),
+            Numbers::I8(m) => m.prefetch_prefix(i, k),
+            Numbers::U8(m) => m.prefetch_prefix(i, k),
+        }
+    }
+
+    /// [`Matrix::gapped_prefixes`] of the matrix.
+    fn gapped_prefixes(&self, k: usize) -> bool {
+        match self {
+            Numbers::F64(m) => m.gapped_prefixes(k),
+            Numbers::F32(m) => m.gapped_prefixes(k),
+            Numbers::F16(m) | Numbers::Bf16(m) => m.gapped_prefixes(k),
+            Numbers::I64(m) => m.gapped_prefixes(k),
+            Numbers::I32(m) => m.gapped_prefixes(k),
+            Numbers::I8(m) => m.gapped_prefixes(k),
+            Numbers::U8(m) => m.gapped_prefixes(k),
+        }
+    }
+
     /// Columns `a..b` of a one-row matrix ([`Matrix::columns`]).
     fn columns(&self, a: usize, b: usize) -> Option<Numbers<'a>> {
         Some(match self {

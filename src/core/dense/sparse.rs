@@ -73,6 +73,9 @@ enum Kind {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Pair(pub(super) u32, pub(super) f64);
 
+/// Rows ahead of the one scored that [`Layout::prefetch`] asks for.
+pub(super) const ROWS_AHEAD: usize = 8;
+
 /// One metric of the fast path: its kernel, cutoff and relevance level.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Metric {
@@ -357,6 +360,39 @@ pub(super) enum Layout<'a> {
 }
 
 impl Layout<'_> {
+    /// Whether the cells read of each row lie apart from the next row's
+    /// (`lengths=`, or a view of the first columns of wider rows): then the
+    /// rows [`ROWS_AHEAD`] on are asked for ([`Layout::prefetch`]).  Why:
+    /// there each row is a cache miss the hardware does not fetch ahead.
+    /// 100k rows of 100 (float32 scores, int64 labels, 5 metrics), one
+    /// thread, best of 15, alternated processes: `lengths=10` 17.0 -> 9.6
+    /// ms, the view `[:, :10]` 14.7 -> 9.3 (the same cells copied to
+    /// 10-wide arrays: 4.7); full rows take no prefetch and are unchanged;
+    /// 16 rows ahead instead of 8: the same.
+    pub(super) fn gapped(&self, scores: &Numbers<'_>, labels: &Numbers<'_>) -> bool {
+        match self {
+            Layout::Matrix(Valid::Lengths(_)) => true,
+            Layout::Matrix(_) => {
+                let (_, cols) = scores.shape();
+                scores.gapped_prefixes(cols) || labels.gapped_prefixes(cols)
+            }
+            Layout::Runs(_) => false,
+        }
+    }
+
+    /// Ask for the cells of row `i` (a hint; nothing past the last row).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, scores: &Numbers<'_>, labels: &Numbers<'_>, i: usize) {
+        if let Layout::Matrix(valid) = self {
+            let (rows, cols) = scores.shape();
+            if i < rows {
+                let n = valid.row_len(i, cols);
+                scores.prefetch_prefix(i, n);
+                labels.prefetch_prefix(i, n);
+            }
+        }
+    }
+
     /// The cells of row `i` of `m` when they lie contiguous.
     #[inline(always)]
     pub(super) fn slice<'m, T: Copy>(&self, m: &Matrix<'m, T>, i: usize) -> Option<&'m [T]> {
@@ -438,7 +474,11 @@ pub(super) fn rows(
         _ => {
             let nm = plan.metrics.len().max(1);
             let mut done = 0u64;
+            let ahead = layout.gapped(scores, labels);
             for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
+                if ahead {
+                    layout.prefetch(scores, labels, i0 + r + ROWS_AHEAD);
+                }
                 let got = layout.with_row(scores, labels, i0 + r, |sc, lb, valid, i| {
                     row(s, sc, lb, valid, i, plan, level, empty, o)
                 });

@@ -656,6 +656,89 @@ proptest! {
     }
 }
 
+/// The first columns of wider rows (a view: rows apart in memory, read
+/// with the rows ahead asked for) and `lengths=` over several blocks of
+/// rows: the values of the same cells copied to narrow arrays, bit for
+/// bit, with every instruction set the CPU runs.
+#[test]
+fn views_of_wider_rows_equal_their_copies() {
+    let (rows, wide, cols) = (300, 40, 11);
+    let mut next = xorshift(7);
+    let s32: Vec<f32> = (0..rows * wide)
+        .map(|_| (next() % 64) as f32 / 8.0)
+        .collect();
+    let li: Vec<i64> = (0..rows * wide)
+        .map(|_| {
+            if next() % 100 < 8 {
+                1 + (next() % 3) as i64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let narrow = |v: &[f32]| -> Vec<f32> {
+        (0..rows)
+            .flat_map(|i| v[i * wide..i * wide + cols].to_vec())
+            .collect()
+    };
+    let (ns, nl): (Vec<f32>, Vec<i64>) = (
+        narrow(&s32),
+        (0..rows)
+            .flat_map(|i| li[i * wide..i * wide + cols].to_vec())
+            .collect(),
+    );
+    let view = (
+        Numbers::F32(Matrix::new(&s32, rows, cols, wide, 1).unwrap()),
+        Numbers::I64(Matrix::new(&li, rows, cols, wide, 1).unwrap()),
+    );
+    let copy = (
+        Numbers::F32(Matrix::contiguous(&ns, rows, cols).unwrap()),
+        Numbers::I64(Matrix::contiguous(&nl, rows, cols).unwrap()),
+    );
+    let full = (
+        Numbers::F32(Matrix::contiguous(&s32, rows, wide).unwrap()),
+        Numbers::I64(Matrix::contiguous(&li, rows, wide).unwrap()),
+    );
+    let lens = vec![cols as i64; rows];
+    let m = sparse_metrics(false);
+    let want = dense_path(
+        &copy.0,
+        &copy.1,
+        &Valid::All,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Nan,
+        true,
+    );
+    for simd in sparse::Simd::available() {
+        SIMD.with(|c| c.set(simd));
+        let a = dense_path(
+            &view.0,
+            &view.1,
+            &Valid::All,
+            &m,
+            1.0,
+            DenseTies::First,
+            Empty::Nan,
+            false,
+        );
+        let b = dense_path(
+            &full.0,
+            &full.1,
+            &Valid::Lengths(&lens),
+            &m,
+            1.0,
+            DenseTies::First,
+            Empty::Nan,
+            false,
+        );
+        SIMD.with(|c| c.set(sparse::Simd::Avx512));
+        assert!(bitwise_equal(&a, &want), "{simd:?} view");
+        assert!(bitwise_equal(&b, &want), "{simd:?} lengths");
+    }
+}
+
 /// Rows with as many positive labels as the sparse path keeps
 /// (`COUNT_PER_LOG2 * log2(n)`, up to 64 at `n < 2^16`), one fewer and one
 /// or eight more, the positive cells together (the AVX-512 scan's 8-lane

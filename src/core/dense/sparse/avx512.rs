@@ -484,8 +484,12 @@ unsafe fn block<L: Label>(
     let nm = a.plan.metrics.len().max(1);
     let mut done = 0u64;
     let mut pos = Positives::new();
+    let ahead = a.layout.gapped(a.scores, a.labels);
     for (r, (o, f)) in out.chunks_mut(nm).zip(flags.iter_mut()).enumerate() {
         let i = a.i0 + r;
+        if ahead {
+            a.layout.prefetch(a.scores, a.labels, i + super::ROWS_AHEAD);
+        }
         let got = match (a.layout.slice(sm, i), a.layout.slice(lm, i)) {
             // SAFETY: the CPU has the features.
             (Some(sc), Some(lb)) => unsafe {
