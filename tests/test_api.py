@@ -165,6 +165,16 @@ def test_cutoff_lists_expand():
     assert [m.name for m in parse_metrics(["P.5,10", "P_5"])] == ["precision@5", "precision@10"]
 
 
+def test_parsed_names_are_remembered_and_errors_raised_every_time():
+    first = parse_metrics(["ndcg@5,10", "map"])
+    first.append(Metric("mrr"))  # the caller's own list: nothing shared is changed
+    assert parse_metrics(["ndcg@5,10", "map"]) == first[:3]
+    assert parse_metrics(["ndcg@5,10", "map"]) is not parse_metrics(["ndcg@5,10", "map"])
+    for _ in range(2):
+        with pytest.raises(UnknownMetricError, match="cutoff"):
+            parse_metrics(["ndcg@0"])
+
+
 @pytest.mark.parametrize(
     ("name", "hint"),
     [
