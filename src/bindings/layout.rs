@@ -60,6 +60,7 @@
 // A stable-ABI build for Windows before 3.10 borrows no UTF-8: unused there.
 #![cfg_attr(not(any(not(Py_LIMITED_API), Py_3_10, unix)), allow(dead_code))]
 
+pub(super) use crate::core::prefetch;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -298,20 +299,6 @@ fn dict_check(py: Python<'_>) -> PyResult<bool> {
             entries.next().is_none() && read == d.len() && (d.is_empty() || entries.direct())
         }
     }))
-}
-
-/// Ask for the cache line of `p` (a hint: any address is fine).
-#[inline(always)]
-pub(super) fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address; SSE is in
-    // every x86-64 target.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Entries read ahead of the one returned: their key and value objects are

@@ -1754,17 +1754,9 @@ impl Ahead {
 /// next row's ids: see the module note).  A hint: any address is fine.
 #[inline(always)]
 fn prefetch(obj: *mut ffi::PyObject) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address; SSE is in
-    // every x86-64 target.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = obj as *const i8;
-        _mm_prefetch::<_MM_HINT_T0>(p);
-        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(24));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = obj;
+    let p = obj.cast::<u8>().cast_const();
+    crate::core::prefetch(p);
+    crate::core::prefetch(p.wrapping_add(24));
 }
 
 /// A pipelined chunk to score: its first row in the batch, its rows, and per

@@ -304,7 +304,7 @@ impl<'a, T: Copy> Matrix<'a, T> {
         let bytes = std::mem::size_of_val(row).min(256);
         let p = row.as_ptr().cast::<u8>();
         for off in (0..bytes).step_by(64).chain(bytes.checked_sub(1)) {
-            prefetch(p.wrapping_add(off));
+            crate::core::prefetch(p.wrapping_add(off));
         }
     }
 
@@ -329,20 +329,6 @@ impl<'a, T: Copy> Matrix<'a, T> {
             );
         }
     }
-}
-
-/// Prefetch the cache line of `p` (a hint: never faults, whatever the
-/// address; elsewhere than x86-64, nothing).
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and never faults; SSE is in every
-    // x86-64 target.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// IEEE half precision (bits) to f64, exactly.

@@ -32,3 +32,17 @@ pub mod stats;
 pub mod stream;
 pub mod trec;
 pub mod vocab;
+
+/// Ask for the cache line of `p`: a hint, never a read; any address is fine
+/// (no fault, whatever it points to).  Elsewhere than x86-64, nothing.
+#[inline(always)]
+pub fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address; SSE is in
+    // every x86-64 target.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
