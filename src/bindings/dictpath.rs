@@ -425,7 +425,7 @@ const CHUNK_ROWS: usize = 1 << 15;
 /// GIL, then scored: only numbers.  Scored every [`CHUNK_ROWS`] rows, so
 /// that the buffers are reused while in cache (one buffer for the whole run
 /// was ~17% of the time in first-touch page faults).  2^15 rows: the rows
-/// as read (24 bytes each) are still in the second-level cache when ranked
+/// as read (32 bytes each, [`Pending`]) are still in the second-level cache when ranked
 /// on the pool thread; all threads' CPU of the drop-in's call 66.1 ns an
 /// entry at 2^16 rows, 58.3 at 2^15, 60.0 at 2^14, 58.2 at 2^13, the
 /// walking thread's 40.8-42.6 for all (one alternation, load ~2).
@@ -462,11 +462,11 @@ impl Chunk {
     /// Each query's rows in trec_eval's order (scores, then each run of
     /// equal scores by id), into `ranked` and `found`.  Only while the dicts
     /// read are alive and unchanged: see the `Send` above.
-    fn rank(&mut self, ahead: bool) {
+    fn rank(&mut self, on_pool: bool) {
         // SAFETY: the ids' bytes, borrowed from keys of live dicts (above).
         let bytes = |p: &Pending| unsafe { std::slice::from_raw_parts(p.2, p.3) };
         let by_doc = |a: &Pending, b: &Pending| bytes(b).cmp(bytes(a));
-        // `ahead` (on the pool thread, [`Pipe`]): every query's rows by
+        // `on_pool` (on the pool thread, [`Pipe`]): every query's rows by
         // score first; then each run of tied rows in id order, the tied ids
         // of the query `TIES_AHEAD` on prefetched.  Why: there the ids'
         // bytes are cache misses (read by the walk up to a chunk before, on
@@ -483,7 +483,7 @@ impl Chunk {
                 rows.sort_unstable_by_key(|p| p.0);
             }
         };
-        if ahead {
+        if on_pool {
             for &(_, a, b) in &self.spans {
                 if let Some(rows) = self.pending.get_mut(a..b) {
                     sorted(rows);
@@ -500,7 +500,7 @@ impl Chunk {
                 }
             }
         };
-        let ahead = if ahead { TIES_AHEAD } else { 0 };
+        let ahead = if on_pool { TIES_AHEAD } else { 0 };
         for &(_, a, b) in self.spans.iter().take(ahead) {
             fetch(self.pending.get(a..b).unwrap_or(&[]));
         }
@@ -513,7 +513,7 @@ impl Chunk {
             let Some(rows) = self.pending.get_mut(a..b) else {
                 continue;
             };
-            if ahead == 0 {
+            if !on_pool {
                 sorted(rows);
             }
             let mut i = 0;

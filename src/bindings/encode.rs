@@ -687,9 +687,10 @@ pub(super) fn encode_mapping<'py>(
 }
 
 /// `read(enc)` while another core faults in the pages `enc`'s rows will be
-/// written to (`core::encode::prefault`); stopped when `read` returns or a
-/// buffer moves.  Only with a pool of two threads or more and room of 64 MiB
-/// or more; else `read` alone.
+/// written to (`core::encode::prefault`); stopped when `read` returns.  A
+/// buffer that grows past its room meanwhile moves, and its old range is
+/// then faulted in for nothing (harmless: see `prefault`).  Only with a pool
+/// of two threads or more and room of 64 MiB or more; else `read` alone.
 fn prefaulting<'py>(
     enc: &mut MappingEncoder<'py>,
     mut read: impl FnMut(&mut MappingEncoder<'py>) -> PyResult<()>,

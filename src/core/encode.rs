@@ -210,15 +210,6 @@ impl Builder {
         ]
     }
 
-    /// Where the row buffers are (they move when one grows past its room).
-    pub fn buffers(&self) -> [usize; 3] {
-        [
-            self.doc_bytes.as_ptr() as usize,
-            self.doc_starts.as_ptr() as usize,
-            self.values.as_ptr() as usize,
-        ]
-    }
-
     /// Queries registered so far.
     pub fn num_queries(&self) -> usize {
         self.queries.len()
