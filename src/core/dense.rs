@@ -178,7 +178,9 @@
 //! counts (software pipelining, two rows' positive cells kept): 13.5-13.7
 //! -> 14.3-14.6 ms; the pairs' and the ideal's loops over a fixed 8 lanes
 //! (those past the row's cells into a spare slot), without the exit a
-//! row's count of positive cells mispredicts: 13.2 either way.
+//! row's count of positive cells mispredicts: 13.2 either way; the last
+//! positive cell of an odd count counted alone (half the compares of
+//! `count2` of it twice): 13.1-13.4 -> 13.9-14.1 ms.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
