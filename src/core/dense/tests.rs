@@ -656,81 +656,79 @@ proptest! {
     }
 }
 
+/// One row's values (or error) on the sparse path equal the general path's,
+/// bit for bit, with every instruction set the CPU runs; the general path's
+/// result is returned.
+fn assert_sparse_is_general(
+    sc: &Numbers<'_>,
+    lb: &Numbers<'_>,
+    m: &[MetricSpec],
+    empty: Empty,
+    what: &str,
+) -> Result<DenseEvaluation> {
+    let path = |general| {
+        dense_path(
+            sc,
+            lb,
+            &Valid::All,
+            m,
+            1.0,
+            DenseTies::First,
+            empty,
+            general,
+        )
+    };
+    let general = path(true);
+    for simd in sparse::Simd::available() {
+        SIMD.with(|c| c.set(simd));
+        let fast = path(false);
+        SIMD.with(|c| c.set(sparse::Simd::Avx512));
+        assert!(
+            bitwise_equal(&fast, &general),
+            "{simd:?} {what}: {fast:?} {general:?}"
+        );
+    }
+    general
+}
+
 /// A label that is not finite, at every column of rows whose widths take
 /// each step of the AVX-512 label scan (16 lanes, 8, the masked tail) and
-/// of the NaN scan: the general path's error (naming the cell) or values,
-/// with every instruction set the CPU runs; float32 and float64 labels.
+/// of the NaN scan: the general path's error (naming the cell), with every
+/// instruction set the CPU runs; float32 and float64 labels.
 #[test]
 fn label_scan_steps_see_every_label() {
     let m = sparse_metrics(false);
     for n in [7usize, 8, 15, 16, 17, 24, 31, 40, 100] {
+        let s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32).collect();
+        let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             for j in 0..n {
-                let s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32).collect();
                 let mut l64: Vec<f64> = (0..n).map(|c| f64::from(u8::from(c % 5 == 1))).collect();
                 l64[j] = bad;
                 let l32: Vec<f32> = l64.iter().map(|&x| x as f32).collect();
-                let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
                 let labels = [
                     Numbers::F64(Matrix::contiguous(&l64, 1, n).unwrap()),
                     Numbers::F32(Matrix::contiguous(&l32, 1, n).unwrap()),
                 ];
                 for lb in &labels {
-                    let path = |general| {
-                        dense_path(
-                            &sc,
-                            lb,
-                            &Valid::All,
-                            &m,
-                            1.0,
-                            DenseTies::First,
-                            Empty::Zero,
-                            general,
-                        )
-                    };
-                    let general = path(true);
-                    assert!(general.is_err(), "n={n} j={j} {bad}");
-                    for simd in sparse::Simd::available() {
-                        SIMD.with(|c| c.set(simd));
-                        let fast = path(false);
-                        SIMD.with(|c| c.set(sparse::Simd::Avx512));
-                        assert!(
-                            bitwise_equal(&fast, &general),
-                            "{simd:?} n={n} j={j} {bad}: {fast:?} {general:?}"
-                        );
-                    }
+                    let what = format!("n={n} j={j} {bad}");
+                    let general = assert_sparse_is_general(&sc, lb, &m, Empty::Zero, &what);
+                    assert!(general.is_err(), "{what}");
                 }
             }
         }
     }
     // A NaN score at every column: the same.
     for n in [7usize, 16, 17, 40, 100] {
+        let li: Vec<i64> = (0..n).map(|c| i64::from(c % 5 == 1)).collect();
+        let lb = Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap());
         for j in 0..n {
             let mut s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32).collect();
             s32[j] = f32::NAN;
-            let li: Vec<i64> = (0..n).map(|c| i64::from(c % 5 == 1)).collect();
             let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
-            let lb = Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap());
-            let path = |general| {
-                dense_path(
-                    &sc,
-                    &lb,
-                    &Valid::All,
-                    &m,
-                    1.0,
-                    DenseTies::First,
-                    Empty::Zero,
-                    general,
-                )
-            };
-            let general = path(true);
-            assert!(general.is_err(), "n={n} j={j}");
-            for simd in sparse::Simd::available() {
-                SIMD.with(|c| c.set(simd));
-                let fast = path(false);
-                SIMD.with(|c| c.set(sparse::Simd::Avx512));
-                assert!(bitwise_equal(&fast, &general), "{simd:?} n={n} j={j}");
-            }
+            let what = format!("n={n} NaN score at {j}");
+            let general = assert_sparse_is_general(&sc, &lb, &m, Empty::Zero, &what);
+            assert!(general.is_err(), "{what}");
         }
     }
 }
@@ -849,28 +847,8 @@ fn rows_at_the_sparse_paths_limit_of_positive_labels() {
                     Numbers::U8(Matrix::contiguous(&lu8, 1, n).unwrap()),
                 ];
                 for (d, lb) in labels.iter().enumerate() {
-                    let path = |general| {
-                        dense_path(
-                            &sc,
-                            lb,
-                            &Valid::All,
-                            &m,
-                            1.0,
-                            DenseTies::First,
-                            Empty::Nan,
-                            general,
-                        )
-                    };
-                    let general = path(true);
-                    for simd in sparse::Simd::available() {
-                        SIMD.with(|c| c.set(simd));
-                        let fast = path(false);
-                        SIMD.with(|c| c.set(sparse::Simd::Avx512));
-                        assert!(
-                            bitwise_equal(&fast, &general),
-                            "{simd:?} n={n} p={p} spread={spread} label dtype {d}"
-                        );
-                    }
+                    let what = format!("n={n} p={p} spread={spread} label dtype {d}");
+                    let _ = assert_sparse_is_general(&sc, lb, &m, Empty::Nan, &what);
                 }
             }
         }
