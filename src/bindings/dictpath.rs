@@ -494,8 +494,8 @@ impl Chunk {
             for w in rows.windows(2) {
                 if w[0].0 == w[1].0 {
                     for p in w {
-                        super::layout::prefetch(p.2);
-                        super::layout::prefetch(p.2.wrapping_add(p.3.saturating_sub(1)));
+                        crate::core::prefetch(p.2);
+                        crate::core::prefetch(p.2.wrapping_add(p.3.saturating_sub(1)));
                     }
                 }
             }
@@ -910,7 +910,7 @@ fn read_run<'py>(
             if let Some(t) = judged.table.get(start..=start + mask) {
                 let t = t.as_ptr().cast::<u8>();
                 for line in (0..(mask + 1) * 8).step_by(64) {
-                    super::layout::prefetch(t.wrapping_add(line));
+                    crate::core::prefetch(t.wrapping_add(line));
                 }
             }
         }

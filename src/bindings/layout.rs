@@ -60,7 +60,7 @@
 // A stable-ABI build for Windows before 3.10 borrows no UTF-8: unused there.
 #![cfg_attr(not(any(not(Py_LIMITED_API), Py_3_10, unix)), allow(dead_code))]
 
-pub(super) use crate::core::prefetch;
+use crate::core::prefetch;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};

@@ -1447,7 +1447,7 @@ fn flat_path(
 /// distinct non-negative ids (negative ids are padding and match nothing).
 pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
-    // The rows `KNN_AHEAD` on asked for, where only the first `k` of wider
+    // The rows `ROWS_AHEAD` on asked for, where only the first `k` of wider
     // rows are read (`knn_recall(I, gt, 10)` on 100-wide arrays): a cache
     // miss a row that the hardware does not fetch ahead.  100k rows of 100,
     // k = 10, one thread: 20.1 -> 7.0 ms (numpy's `I[:, :10] == gt[:, :10]`
@@ -1474,8 +1474,8 @@ fn knn_rows<const AHEAD: bool>(
             || KnnScratch::new(k),
             |s, (i, o)| {
                 if AHEAD {
-                    approx.prefetch_prefix(i + KNN_AHEAD, k);
-                    exact.prefetch_prefix(i + KNN_AHEAD, k);
+                    approx.prefetch_prefix(i + ROWS_AHEAD, k);
+                    exact.prefetch_prefix(i + ROWS_AHEAD, k);
                 }
                 let a = approx.row_prefix(i, k, &mut s.a);
                 let e = exact.row_prefix(i, k, &mut s.e);
@@ -1490,8 +1490,10 @@ fn knn_rows<const AHEAD: bool>(
     Ok(out)
 }
 
-/// Rows ahead whose first `k` ids [`knn_recall`] prefetches.
-const KNN_AHEAD: usize = 8;
+/// Rows ahead of the one read whose first cells are asked for, where rows
+/// are read as prefixes lying apart (`Matrix::gapped_prefixes`): by
+/// [`knn_recall`] and by the sparse path (`sparse::Layout::prefetch`).
+const ROWS_AHEAD: usize = 8;
 
 /// ann-benchmarks' recall: the approximate neighbours (of the first `k`)
 /// whose distance is at most the `k`-th exact distance + `epsilon`, over `k`.

@@ -43,7 +43,7 @@
 //! `tests/test_dense.py`).  Figures and what did not pay: the note at the top
 //! of `dense.rs`.
 
-use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2};
+use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2, ROWS_AHEAD};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
 use crate::core::metrics::query::discount;
 use crate::core::metrics::{Family, MetricSpec};
@@ -72,9 +72,6 @@ enum Kind {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Pair(pub(super) u32, pub(super) f64);
-
-/// Rows ahead of the one scored that [`Layout::prefetch`] asks for.
-pub(super) const ROWS_AHEAD: usize = 8;
 
 /// One metric of the fast path: its kernel, cutoff and relevance level.
 #[derive(Clone, Copy, Debug)]
