@@ -187,6 +187,24 @@
 //! a small row's passes kept by lanes and summed once for all its cells
 //! (one reduction of 8 vectors, the keys made from the sums, no scalar
 //! step a cell): 13.2-13.5 -> 13.8-14.0 ms.
+//!
+//! Tried on `e67a967` (2026-11-27, the same VM; both wheels loaded in
+//! one process, their calls alternated, wall time, six processes of 20-40
+//! rounds): a small row's metrics without a loop over its pairs (the ranks,
+//! labels and ideal kept in registers by masked broadcasts, counts as
+//! popcounts of masks, each sum's 8 terms by one vector division and added
+//! lane by lane in rank order: bit for bit the shared kernels): medians
+//! 0.97-1.015x the time of `e67a967`, mins 13.26-13.70 against 13.53-13.96
+//! ms, too little for its 150 lines of unsafe code, not kept.  Through
+//! arrays (the pairs stored, then loaded whole; each sum's vector stored,
+//! then read lane by lane) it took 21.9 ms: a wide load of narrow stores,
+//! and narrow loads of a wide store, wait for the stores.  The labels
+//! gathered after the label scan (as above): 13.4 -> 13.7-14.1 ms; each
+//! row's cells asked for 4 rows ahead, a line at a time: no change.  The
+//! same call slows from 13 to 21-25 ms for several calls in a row, then
+//! recovers, in one process on the same buffers whatever their offsets:
+//! the host's other work, not the data's placement (`benches/bench_dense.py`
+//! times the numpy pass and this call in turn for that reason).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
