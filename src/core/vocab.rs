@@ -174,8 +174,23 @@ impl Interner {
         let bytes = &self.bytes;
         let starts = &self.starts;
         let get = |i: u32| &bytes[starts[i as usize]..starts[i as usize + 1]];
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.par_sort_unstable_by(|&a, &b| get(a).cmp(get(b)));
+        // Each id's first 8 bytes as a big-endian integer (zero-padded), its
+        // index beside it: integers in order are ids in byte order, and only
+        // equal integers compare the bytes.  Why: each compare of the bytes
+        // is a call into `memcmp` and two loads through `starts`; sorting the
+        // 100k query ids of the bench's qrels was ~12% of encoding their 1M
+        // judgments; with the integers first, that encoding takes 0.90-0.93x
+        // the time (medians of 20 alternated calls, both builds loaded in one
+        // process, 1 and 2 threads, 2026-11-27).
+        let prefix = |id: &[u8]| {
+            let mut b = [0u8; 8];
+            let k = id.len().min(8);
+            b[..k].copy_from_slice(&id[..k]);
+            u64::from_be_bytes(b)
+        };
+        let mut keyed: Vec<(u64, u32)> = (0..n as u32).map(|i| (prefix(get(i)), i)).collect();
+        keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| get(a.1).cmp(get(b.1))));
+        let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
         let mut remap = vec![0u32; n];
         let mut out = OwnedVocab {
             bytes: Vec::with_capacity(bytes.len()),
@@ -228,6 +243,33 @@ mod tests {
         assert_eq!(sorted, vec![&b""[..], b"B", b"a", b"ab", b"b"]);
         assert_eq!(view.get(remap[0] as usize), b"b");
         assert_eq!(view.get(remap[3] as usize), b"ab");
+    }
+
+    proptest::proptest! {
+        /// `into_sorted` is byte order, and `remap` finds each id: ids over
+        /// a few byte values (0 and 255 among them) of 0-12 bytes, so that
+        /// many share their first 8 bytes, differ only past them, or are
+        /// prefixes of each other (the zero padding of the sort keys).
+        #[test]
+        fn into_sorted_is_byte_order(
+            ids in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec![0u8, 1, b'a', 255]), 0..12),
+                0..80,
+            )
+        ) {
+            let mut it = Interner::new();
+            let first: Vec<u32> = ids.iter().map(|id| it.intern(id).unwrap()).collect();
+            let (v, remap) = it.into_sorted();
+            let view = v.view();
+            let got: Vec<&[u8]> = (0..view.len()).map(|i| view.get(i)).collect();
+            let mut want: Vec<&[u8]> = ids.iter().map(|x| x.as_slice()).collect();
+            want.sort();
+            want.dedup();
+            proptest::prop_assert_eq!(got, want);
+            for (id, &old) in ids.iter().zip(&first) {
+                proptest::prop_assert_eq!(view.get(remap[old as usize] as usize), id.as_slice());
+            }
+        }
     }
 
     #[test]
