@@ -157,16 +157,16 @@
 //! The AVX-512 row against its profile (2026-11-27, the same VM, idle,
 //! wall time, best of 15, `threads=1`, alternated processes; builds of
 //! `71b8ca6`, `13e5823` and `f37c64b`, the call and a numpy pass timed in
-//! one process): the
-//! label scan's loop computed a load mask for every 8 labels (30
-//! instructions a chunk; whole chunks by plain loads now, 16) and the
-//! `(rank, label)` pairs and the ideal went through sorting networks whose
-//! ~50-cycle latency was on every row's path to its metrics (each cell is
-//! now placed by a count over a register: `sparse/avx512.rs`): 15.3 ->
-//! 14.5 -> 13.6-13.8 ms (two label chunks a step, `f37c64b`: 13.25), numpy
-//! pass 3.9-4.4 ms: 3.2-3.5x, above the target of 3x.  Where the rest goes (cut out in turn): a matrix with
-//! no positive label 3.7-5.5 ms, one positive a row 9.5, the five metrics
-//! of the small rows 2.2 ms of the 13.6.  What did not pay there: the
+//! one process): the label scan's loop computed a load mask for every 8
+//! labels (30 instructions a chunk; whole chunks by plain loads now, 16)
+//! and the `(rank, label)` pairs and the ideal went through sorting
+//! networks whose ~50-cycle latency was on every row's path to its metrics
+//! (each cell is now placed by a count over a register:
+//! `sparse/avx512.rs`): 15.3 -> 14.5 -> 13.6-13.8 ms (two label chunks a
+//! step, `f37c64b`: 13.25), numpy pass 3.9-4.4 ms: 3.2-3.5x, above the
+//! target of 3x.  Where the rest goes (cut out in turn): a matrix with no
+//! positive label 3.7-5.5 ms, one positive a row 9.5, the five metrics of
+//! the small rows 2.2 ms of the 13.6.  What did not pay there: the
 //! count metrics (recall, P, hits, hit_rate, r_precision, mrr) as popcounts
 //! of compares over the row's keys and labels in registers, no loop over
 //! the pairs (13.6 either way); the rank counts over 15-bit keys, 16 lanes

@@ -638,7 +638,7 @@ fn push_bytes(v: &mut Vec<u8>, s: &[u8]) {
 /// cgroup accounting): ~0.3 s.  With 2 MiB pages that is a few hundred faults
 /// (`Run(dict)`'s system time fell from ~30 to ~13 ns an entry).  Advice only:
 /// ignored where huge pages are off, and never needed for correctness.
-/// Measured again without it (2026-11-27, idle 2-core VM with `defrag` at
+/// Measured without it (2026-11-27, idle 2-core VM with `defrag` at
 /// `madvise`, the 100k x 100 dicts, one thread, six calls a process, two
 /// processes each way): 58-82 ns an entry of wall time (system 23-50, user
 /// 30-39: the TLB misses of 4 KiB pages), against 116-125 in a process's

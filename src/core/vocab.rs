@@ -190,14 +190,13 @@ impl Interner {
         };
         let mut keyed: Vec<(u64, u32)> = (0..n as u32).map(|i| (prefix(get(i)), i)).collect();
         keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| get(a.1).cmp(get(b.1))));
-        let order: Vec<u32> = keyed.into_iter().map(|(_, i)| i).collect();
         let mut remap = vec![0u32; n];
         let mut out = OwnedVocab {
             bytes: Vec::with_capacity(bytes.len()),
             offsets: Vec::with_capacity(n + 1),
         };
         out.offsets.push(0);
-        for (new, &old) in order.iter().enumerate() {
+        for (new, &(_, old)) in keyed.iter().enumerate() {
             remap[old as usize] = new as u32;
             out.bytes.extend_from_slice(get(old));
             out.offsets.push(out.bytes.len() as i64);

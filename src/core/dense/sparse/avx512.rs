@@ -635,6 +635,7 @@ unsafe fn kernel<L: Label>(
     // in a register.  Why not an array: the register load of 8 separate
     // stores waits for them (no store forwarding across stores).
     let mut keys = _mm512_set1_epi64(-1);
+    let key = |r: u32, q: usize| (u64::from(r) << 32) | q as u64;
     // The same ranks, for the scalar stores of the pairs.
     let mut ranks = [0u32; 8];
     // Each positive cell's rank: its slot (its key when `small`).
@@ -649,8 +650,7 @@ unsafe fn kernel<L: Label>(
         let l = labs.get(q).copied().unwrap_or(0.0);
         if small {
             // Lane `q` (a masked broadcast; `q < 8`).
-            let key = (u64::from(r) << 32) | q as u64;
-            keys = _mm512_mask_set1_epi64(keys, 1u8 << (q & 7), key as i64);
+            keys = _mm512_mask_set1_epi64(keys, 1u8 << (q & 7), key(r, q) as i64);
             ranks[q & 7] = r;
         } else if let (Some(w), Some(slot)) = (
             s.bitmap.get_mut(r as usize / 64),
@@ -687,8 +687,8 @@ unsafe fn kernel<L: Label>(
         // same way in place of its own network.
         let mut pairs = [Pair(0, 0.0); 8];
         for (q, (&r, &l)) in ranks.iter().zip(labs).enumerate() {
-            let key = (u64::from(r) << 32) | q as u64;
-            let at = _mm512_cmplt_epu64_mask(keys, _mm512_set1_epi64(key as i64)).count_ones();
+            let at =
+                _mm512_cmplt_epu64_mask(keys, _mm512_set1_epi64(key(r, q) as i64)).count_ones();
             if let Some(x) = pairs.get_mut(at as usize) {
                 *x = Pair(r, l);
             }
