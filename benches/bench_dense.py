@@ -51,6 +51,15 @@ def best(f, repeat: int) -> float:
     return out
 
 
+def best_in_turn(fs: list, repeat: int) -> list[float]:
+    """The best time of each of ``fs``, timed in turn, call for call, ``repeat`` rounds."""
+    out = [float("inf")] * len(fs)
+    for _ in range(repeat):
+        for i, f in enumerate(fs):
+            out[i] = min(out[i], best(f, 1))
+    return out
+
+
 def data(rows: int, cols: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     scores = rng.random((rows, cols), dtype=np.float32)
@@ -127,14 +136,14 @@ def main() -> None:
     # shared VM the same call slows for seconds at a time (13 -> 21-25 ms for
     # several calls in a row, in one process on the same buffers, 2026-11-27),
     # so an anchor timed seconds before the call it divides moved the ratio.
-    t_pass = t1 = tn = float("inf")
-    for _ in range(a.repeat):
-        t_pass = min(t_pass, best(lambda: (scores.sum(), labels.sum()), 1))
-        t1 = min(t1, best(lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=1), 1))
-        tn = min(
-            tn,
-            best(lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=a.threads), 1),
-        )
+    t_pass, t1, tn = best_in_turn(
+        [
+            lambda: (scores.sum(), labels.sum()),
+            lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=1),
+            lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=a.threads),
+        ],
+        a.repeat,
+    )
     add("numpy pass (both matrices)", t_pass)
     want = numpy_argsort(scores, labels)
     got = ranklens.evaluate_dense(scores, labels, METRICS).values
@@ -159,15 +168,13 @@ def main() -> None:
     # pages: 1.4x alone, up to 2.5x measured after it).
     idx = np.repeat(np.arange(a.rows, dtype=np.int64), a.cols)
     fs, fl = scores.ravel(), labels.ravel()
-    t_fs, t_fd = float("inf"), float("inf")
-    for _ in range(a.repeat):
-        t_fs = min(
-            t_fs, best(lambda: ranklens.evaluate_flat(fs, fl, idx, METRICS, threads=a.threads), 1)
-        )
-        t_fd = min(
-            t_fd,
-            best(lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=a.threads), 1),
-        )
+    t_fs, t_fd = best_in_turn(
+        [
+            lambda: ranklens.evaluate_flat(fs, fl, idx, METRICS, threads=a.threads),
+            lambda: ranklens.evaluate_dense(scores, labels, METRICS, threads=a.threads),
+        ],
+        a.repeat,
+    )
     add("evaluate_flat, sorted indexes", t_fs, t_fd, "evaluate_dense (timed in turn)")
     perm = np.random.default_rng(1).permutation(len(idx))
     ps, pl, pi = fs[perm], fl[perm], idx[perm]
