@@ -4,6 +4,12 @@
 //! (feature `python`, turned on by maturin) is the one module that talks to Python.
 
 pub mod core;
+mod memory;
+
+/// Large blocks 2 MiB-aligned and kept for reuse once freed (Linux): see
+/// [`memory`].
+#[global_allocator]
+static GLOBAL: memory::Allocator = memory::Allocator;
 
 #[cfg(feature = "python")]
 mod bindings;

@@ -149,6 +149,14 @@
 //! `MADV_HUGEPAGE` range compacts memory on the spot when no free huge page
 //! is at hand.  The walk and `finish` themselves are below the 35
 //! ns; what the first calls of a process add is not in their code.
+//!
+//! Since then freed blocks of 16 MiB or more are kept for reuse (the
+//! global allocator, `crate::memory`): the calls after a process's first
+//! write into pages already faulted in.  Five calls a process, one thread,
+//! 2026-11-27 ~22:20 UTC, idle: 140, 64, 35, 33, 29 ns an entry (system
+//! time 109, 26, 0.8, 0.8, 0.8) and 60, 46, 28.5, 28.4, 28.4 (system 30,
+//! 17, 0.4, 0.4, 0.4), against 47-50 (system 19-23) for every call after
+//! the first with `malloc`'s blocks in the same minutes.
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;

@@ -1,0 +1,481 @@
+//! The global allocator: large blocks mapped 2 MiB-aligned and kept for
+//! reuse once freed (Linux); everything else is the system's `malloc`.
+//!
+//! Why: a 10M-entry `Run(dict)` writes ~480 MB of fresh buffers (the id
+//! arena, offsets, scores, ranked ids, input positions), and every fresh page
+//! is zeroed by the kernel on its first write.  `malloc` maps blocks that
+//! large on their own and unmaps them when freed, so every call paid that
+//! again: `clear_page_erms` was ~40% of the CPU samples of repeated calls
+//! (`perf`, 2026-11-27, one thread).  On a VM whose host takes back the
+//! guest's freed pages the first write of a page also waits on the host:
+//! the same call, one thread, took 46-50 ns an entry in some minutes
+//! (system time 19-27 ns) and 32-35 in others.  Kept mapped and reused, the
+//! blocks are written without a fault: with `malloc` made to keep them
+//! (jemalloc preloaded, its decay off) the calls after a process's first took
+//! 28-31 ns an entry in a minute when `malloc`'s took 47-48 (2026-11-27,
+//! `RANKLENS_NUM_THREADS=1`, 100k x 100 dicts).
+//!
+//! What is kept: freed blocks of [`LARGE`] bytes or more, up to
+//! `RANKLENS_KEEP_FREED_MIB` MiB in all (default [`DEFAULT_KEEP_MIB`]; `0`
+//! turns the keeping off), each marked `MADV_FREE`: the kernel may take its
+//! pages back whenever it needs memory (the block then reads as zeros: a
+//! fresh page), and until then they stay counted in the process's RSS.  A
+//! block to allocate is cut from the smallest kept block large enough
+//! (the rest stays kept); a kept block starting where a growing block ends
+//! extends it in place.  A block that grows into no such room moves by
+//! `mremap`, its pages with it, to a 2 MiB-aligned place (so that huge pages
+//! move whole): the start of a kept block large enough, else fresh memory.
+//!
+//! Why 2 MiB-aligned: `malloc`'s own large blocks start anywhere, so the
+//! head and tail of each (up to 4 MiB) could not be huge pages (the
+//! `MADV_HUGEPAGE` of `core::encode::advise_huge` covers whole 2 MiB pages
+//! only): ~6,600 minor faults a 10M-entry `Run(dict)`.
+//!
+//! Tried, not kept (`LD_PRELOAD`, the same calls): Debian's mimalloc 2.0
+//! (its large blocks in 4 KiB pages, ~48,000 faults a call, nothing reused:
+//! 55-65 ns an entry); jemalloc with its default decay (blocks over 8 MiB
+//! are given back at once: 48-53 ns).
+//!
+//! Never blocks: the list of kept blocks is taken with a try-lock, and a
+//! thread that finds it busy maps or unmaps on its own (so a `fork` while
+//! another thread holds it cannot deadlock the child).  Never allocates
+//! (the environment is read by `getenv`) and never panics.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Blocks of this many bytes or more are mapped here (with an alignment of
+/// at most [`HUGE`]); smaller ones are the system's.
+pub const LARGE: usize = 16 << 20;
+
+/// The huge page size, and the alignment and granularity of a large block.
+pub const HUGE: usize = 2 << 20;
+
+/// Freed large blocks kept for reuse, MiB, unless `RANKLENS_KEEP_FREED_MIB`
+/// says otherwise.
+pub const DEFAULT_KEEP_MIB: usize = 2048;
+
+/// The allocator (see the module note).
+pub struct Allocator;
+
+/// Whether a block of `layout` is a large one (mapped here).
+#[inline]
+fn large(layout: Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= LARGE && layout.align() <= HUGE
+}
+
+/// `size` rounded up to whole huge pages.
+#[inline]
+fn rounded(size: usize) -> usize {
+    size.div_ceil(HUGE).saturating_mul(HUGE)
+}
+
+// SAFETY: small blocks are the system allocator's, with its guarantees;
+// large ones are private anonymous mappings of at least their size, aligned
+// to 2 MiB (>= their alignment), each handed out once until freed.
+unsafe impl GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if large(layout) {
+            POOL.alloc(rounded(layout.size())).0
+        } else {
+            // SAFETY: as the caller's contract.
+            unsafe { System.alloc(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if large(layout) {
+            let (p, fresh) = POOL.alloc(rounded(layout.size()));
+            if !p.is_null() && !fresh {
+                // SAFETY: `p` holds at least `layout.size()` bytes.
+                unsafe { std::ptr::write_bytes(p, 0, layout.size()) };
+            }
+            p
+        } else {
+            // SAFETY: as the caller's contract.
+            unsafe { System.alloc_zeroed(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if large(layout) {
+            // SAFETY: a block of `POOL` (large), freed by the caller.
+            unsafe { POOL.free(ptr, rounded(layout.size())) };
+        } else {
+            // SAFETY: as the caller's contract.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
+            return std::ptr::null_mut();
+        };
+        match (large(layout), large(new)) {
+            // SAFETY: as the caller's contract.
+            (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
+            // SAFETY: a block of `POOL` (large), replaced (the caller's).
+            (true, true) => unsafe { POOL.resize(ptr, rounded(layout.size()), rounded(new_size)) },
+            _ => {
+                // Across the threshold: a new block, the bytes copied.
+                // SAFETY: `new` is a valid, non-zero layout (the caller's).
+                let p = unsafe { self.alloc(new) };
+                if !p.is_null() {
+                    // SAFETY: both blocks hold the bytes copied; distinct.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                        self.dealloc(ptr, layout);
+                    }
+                }
+                p
+            }
+        }
+    }
+}
+
+/// The allocator's large blocks: mapped here, kept once freed.
+static POOL: Pool = Pool::new();
+
+/// Kept blocks at most.
+const SLOTS: usize = 32;
+
+/// A kept block: its start and length (`len == 0`: an empty slot), and
+/// when it was kept (a counter), so that the oldest goes first.
+#[derive(Clone, Copy)]
+struct Kept {
+    addr: usize,
+    len: usize,
+    age: u64,
+}
+
+/// The kept blocks.
+struct List {
+    slots: [Kept; SLOTS],
+    bytes: usize,
+    clock: u64,
+}
+
+/// Large blocks, mapped 2 MiB-aligned and kept once freed (see the module
+/// note); the allocator's one is [`POOL`], tests make their own.
+pub struct Pool {
+    busy: std::sync::atomic::AtomicBool,
+    list: std::cell::UnsafeCell<List>,
+    /// The bytes kept at most (`usize::MAX`: not read yet).
+    keep: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: `list` is only touched by the thread that set `busy` ([`Pool::lock`]).
+unsafe impl Sync for Pool {}
+
+/// The list of a [`Pool`], held (its `busy` set) while this lives.
+struct Guard<'a>(&'a Pool);
+
+impl Guard<'_> {
+    fn list(&mut self) -> &mut List {
+        // SAFETY: this thread set `busy` (`Pool::lock`) and holds `&mut self`,
+        // so nothing else touches the list.
+        unsafe { &mut *self.0.list.get() }
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        self.0
+            .busy
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// `RANKLENS_KEEP_FREED_MIB`'s value in MiB: decimal digits, blanks around
+/// them allowed; `None` for anything else.
+pub fn parse_mib(s: &[u8]) -> Option<usize> {
+    let s = s.trim_ascii();
+    if s.is_empty() || s.len() > 9 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        s.iter()
+            .fold(0usize, |a, &d| a * 10 + usize::from(d - b'0')),
+    )
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl Pool {
+    /// An empty pool keeping up to `RANKLENS_KEEP_FREED_MIB` (read at its
+    /// first free).
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Pool {
+        Pool::keeping(usize::MAX)
+    }
+
+    /// An empty pool keeping up to `bytes`.
+    pub const fn keeping(bytes: usize) -> Pool {
+        Pool {
+            busy: std::sync::atomic::AtomicBool::new(false),
+            list: std::cell::UnsafeCell::new(List {
+                slots: [Kept {
+                    addr: 0,
+                    len: 0,
+                    age: 0,
+                }; SLOTS],
+                bytes: 0,
+                clock: 0,
+            }),
+            keep: std::sync::atomic::AtomicUsize::new(bytes),
+        }
+    }
+
+    /// The list, if no other thread holds it.
+    fn lock(&self) -> Option<Guard<'_>> {
+        use std::sync::atomic::Ordering;
+        self.busy
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(Guard(self))
+    }
+
+    /// The bytes kept now.
+    #[cfg(test)]
+    pub fn kept(&self) -> usize {
+        self.lock().map_or(0, |mut g| g.list().bytes)
+    }
+
+    /// The bytes that may be kept: `RANKLENS_KEEP_FREED_MIB` read once (by
+    /// `getenv`: no allocation), an unreadable value the default.
+    fn cap(&self) -> usize {
+        use std::sync::atomic::Ordering;
+        let k = self.keep.load(Ordering::Relaxed);
+        if k != usize::MAX {
+            return k;
+        }
+        let mut mib = DEFAULT_KEEP_MIB;
+        #[cfg(unix)]
+        // SAFETY: a NUL-terminated name; the result, if not null, is a
+        // NUL-terminated string, read at once.
+        unsafe {
+            let v = libc::getenv(c"RANKLENS_KEEP_FREED_MIB".as_ptr());
+            if !v.is_null() {
+                if let Some(m) = parse_mib(std::ffi::CStr::from_ptr(v).to_bytes()) {
+                    mib = m;
+                }
+            }
+        }
+        let bytes = mib.saturating_mul(1 << 20).min(usize::MAX - 1);
+        self.keep.store(bytes, Ordering::Relaxed);
+        bytes
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Pool {
+    /// A block of `len` bytes (a multiple of `HUGE`): cut from the smallest
+    /// kept block that holds it, else fresh; and whether it is fresh
+    /// (zeroed).  Null when the system has no memory.
+    pub fn alloc(&self, len: usize) -> (*mut u8, bool) {
+        if let Some(mut g) = self.lock() {
+            let l = g.list();
+            let best = l
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.len >= len && k.len > 0)
+                .min_by_key(|(_, k)| k.len)
+                .map(|(i, _)| i);
+            if let Some(k) = best.and_then(|i| l.slots.get_mut(i)) {
+                let addr = k.addr;
+                k.addr += len;
+                k.len -= len;
+                l.bytes -= len;
+                return (addr as *mut u8, false);
+            }
+        }
+        (map(len), true)
+    }
+
+    /// Keep the block `ptr..ptr + len` (`len` a multiple of `HUGE`), or
+    /// unmap it when it is larger than all that may be kept or the list is
+    /// busy; the oldest kept blocks are unmapped to make room.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` is (part of) a block of this pool that nothing uses
+    /// any more.
+    pub unsafe fn free(&self, ptr: *mut u8, len: usize) {
+        let addr = ptr as usize;
+        let cap = self.cap();
+        if len == 0 {
+            return;
+        }
+        if len > cap {
+            unmap(addr, len);
+            return;
+        }
+        let Some(mut g) = self.lock() else {
+            unmap(addr, len);
+            return;
+        };
+        // SAFETY: whole pages of our own mapping; the kernel may drop them
+        // (they then read as zeros), which no later use relies on either way.
+        unsafe { libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_FREE) };
+        let l = g.list();
+        loop {
+            let empty = l.slots.iter().position(|k| k.len == 0);
+            if l.bytes + len <= cap {
+                if let Some(k) = empty.and_then(|i| l.slots.get_mut(i)) {
+                    l.clock += 1;
+                    *k = Kept {
+                        addr,
+                        len,
+                        age: l.clock,
+                    };
+                    l.bytes += len;
+                    return;
+                }
+            }
+            // The oldest kept block goes.
+            let oldest = l
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.len > 0)
+                .min_by_key(|(_, k)| k.age)
+                .map(|(i, _)| i);
+            let Some(k) = oldest.and_then(|i| l.slots.get_mut(i)) else {
+                unmap(addr, len);
+                return;
+            };
+            unmap(k.addr, k.len);
+            l.bytes -= k.len;
+            k.len = 0;
+        }
+    }
+
+    /// The block `ptr` of `old` bytes resized to `new` (both multiples of
+    /// `HUGE`), its first `old.min(new)` bytes kept; null (the old block
+    /// untouched) when the system has no memory.
+    ///
+    /// # Safety
+    /// `ptr` is a block of this pool of `old` bytes; unless null is
+    /// returned, it is no longer used (the returned block replaces it).
+    pub unsafe fn resize(&self, ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
+        let addr = ptr as usize;
+        if new == old {
+            return ptr;
+        }
+        if new < old {
+            // SAFETY: the tail past `new`, no longer used (the caller's).
+            unsafe { self.free((addr + new) as *mut u8, old - new) };
+            return ptr;
+        }
+        let more = new - old;
+        // Room kept right after the block: taken in place.
+        if let Some(mut g) = self.lock() {
+            let l = g.list();
+            if let Some(k) = l
+                .slots
+                .iter_mut()
+                .find(|k| k.len >= more && k.addr == addr + old)
+            {
+                k.addr += more;
+                k.len -= more;
+                l.bytes -= more;
+                return ptr;
+            }
+        }
+        // SAFETY: growing our own mapping where the next pages are free
+        // (flags 0: never moves; fails when they are not, or when the block
+        // spans several mappings).
+        let p = unsafe { libc::mremap(ptr as *mut libc::c_void, old, new, 0) };
+        if p != libc::MAP_FAILED {
+            return ptr;
+        }
+        // Moved, pages and all, to the start of a kept block that holds it
+        // (its first `old` bytes given up for the moved ones, the rest kept
+        // as they are), else to fresh memory.
+        let (dst, _) = self.alloc(new);
+        if dst.is_null() {
+            return dst;
+        }
+        // SAFETY: `dst..dst + new` is ours and unused; `MREMAP_FIXED` unmaps
+        // `dst..dst + old` and moves the old pages there, unmapping the old
+        // range, as a move does; `dst + old..dst + new` stays as it was.
+        let p = unsafe {
+            libc::mremap(
+                ptr as *mut libc::c_void,
+                old,
+                old,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                dst as *mut libc::c_void,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            // Copied instead (the old block is still whole).
+            // SAFETY: both ranges are ours, distinct, `old <= new` bytes.
+            // The old block is then no longer used (the caller's contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, dst, old);
+                self.free(ptr, old);
+            }
+        }
+        dst
+    }
+}
+
+/// `len` fresh bytes (a multiple of `HUGE`) at a 2 MiB-aligned address, or
+/// null.
+#[cfg(target_os = "linux")]
+fn map(len: usize) -> *mut u8 {
+    let Some(over) = len.checked_add(HUGE) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: a new private anonymous mapping; its unaligned head and its
+    // tail past `len` unmapped again, whole pages of it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            over,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        let start = p as usize;
+        let a = start.next_multiple_of(HUGE);
+        if a > start {
+            libc::munmap(p, a - start);
+        }
+        if start + over > a + len {
+            libc::munmap((a + len) as *mut libc::c_void, start + over - (a + len));
+        }
+        a as *mut u8
+    }
+}
+
+/// Unmap a range of our own mappings.
+#[cfg(target_os = "linux")]
+fn unmap(addr: usize, len: usize) {
+    // SAFETY: whole pages of our own mappings that nothing refers to.
+    unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+}
+
+/// Off Linux no block is large ([`large`]): never reached.
+#[cfg(not(target_os = "linux"))]
+#[allow(dead_code)]
+impl Pool {
+    fn alloc(&self, _len: usize) -> (*mut u8, bool) {
+        (std::ptr::null_mut(), true)
+    }
+
+    unsafe fn free(&self, _ptr: *mut u8, _len: usize) {}
+
+    unsafe fn resize(&self, _ptr: *mut u8, _old: usize, _new: usize) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,227 @@
+use super::*;
+
+/// `n` bytes at `p` hold `f(i)` at byte `i`.
+fn filled(p: *const u8, n: usize, f: impl Fn(usize) -> u8) -> bool {
+    // SAFETY: the tests' blocks hold `n` bytes at `p`.
+    let s = unsafe { std::slice::from_raw_parts(p, n) };
+    s.iter().enumerate().all(|(i, &b)| b == f(i))
+}
+
+fn fill(p: *mut u8, n: usize, f: impl Fn(usize) -> u8) {
+    // SAFETY: the tests' blocks hold `n` bytes at `p`.
+    let s = unsafe { std::slice::from_raw_parts_mut(p, n) };
+    for (i, b) in s.iter_mut().enumerate() {
+        *b = f(i);
+    }
+}
+
+/// A byte pattern that differs from page to page and within a page.
+fn pattern(i: usize) -> u8 {
+    (i / 4096 + i * 7) as u8
+}
+
+#[test]
+fn parse_mib_takes_digits_only() {
+    assert_eq!(parse_mib(b"0"), Some(0));
+    assert_eq!(parse_mib(b" 512\n"), Some(512));
+    assert_eq!(parse_mib(b"2048"), Some(2048));
+    assert_eq!(parse_mib(b""), None);
+    assert_eq!(parse_mib(b"-1"), None);
+    assert_eq!(parse_mib(b"1e3"), None);
+    assert_eq!(parse_mib(b"12 34"), None);
+    assert_eq!(parse_mib(b"9999999999"), None);
+}
+
+#[test]
+fn rounded_is_whole_huge_pages() {
+    assert_eq!(rounded(1), HUGE);
+    assert_eq!(rounded(HUGE), HUGE);
+    assert_eq!(rounded(HUGE + 1), 2 * HUGE);
+    assert_eq!(rounded(LARGE), LARGE);
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use super::*;
+
+    /// `Pool::free` of a block the test no longer uses.
+    fn free(pool: &Pool, p: *mut u8, n: usize) {
+        // SAFETY: each test frees its own blocks once, after their last use.
+        unsafe { pool.free(p, n) }
+    }
+
+    /// `Pool::resize` of a block the test uses only through the result.
+    fn resize(pool: &Pool, p: *mut u8, old: usize, new: usize) -> *mut u8 {
+        // SAFETY: each test resizes its own block and then uses the result.
+        unsafe { pool.resize(p, old, new) }
+    }
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn a_freed_block_is_cut_for_the_next_ones() {
+        let pool = Pool::keeping(64 * MIB);
+        let (a, fresh) = pool.alloc(16 * MIB);
+        assert!(!a.is_null() && fresh);
+        assert_eq!(a as usize % HUGE, 0);
+        fill(a, 16 * MIB, pattern);
+        free(&pool, a, 16 * MIB);
+        assert_eq!(pool.kept(), 16 * MIB);
+        // The smallest kept block that holds it, cut from its start.
+        let (b, fresh) = pool.alloc(4 * MIB);
+        assert_eq!((b, fresh), (a, false));
+        let (c, fresh) = pool.alloc(4 * MIB);
+        assert_eq!((c as usize, fresh), (a as usize + 4 * MIB, false));
+        assert_eq!(pool.kept(), 8 * MIB);
+        // Written and read back, whatever the kernel did with the pages.
+        fill(b, 4 * MIB, |i| pattern(i + 1));
+        assert!(filled(b, 4 * MIB, |i| pattern(i + 1)));
+        // Larger than what is kept: fresh, zeroed.
+        let (d, fresh) = pool.alloc(32 * MIB);
+        assert!(!d.is_null() && fresh);
+        assert!(filled(d, 32 * MIB, |_| 0));
+        for (p, n) in [(b, 4 * MIB), (c, 4 * MIB), (d, 32 * MIB)] {
+            free(&pool, p, n);
+        }
+        assert_eq!(pool.kept(), 48 * MIB);
+    }
+
+    #[test]
+    fn the_oldest_blocks_go_past_the_cap() {
+        let pool = Pool::keeping(40 * MIB);
+        let blocks: Vec<*mut u8> = (0..3).map(|_| pool.alloc(16 * MIB).0).collect();
+        assert!(blocks.iter().all(|p| !p.is_null()));
+        for &p in &blocks {
+            free(&pool, p, 16 * MIB);
+        }
+        // The first went for the third.
+        assert_eq!(pool.kept(), 32 * MIB);
+        let (x, fresh) = pool.alloc(16 * MIB);
+        assert!(!fresh);
+        assert!(x == blocks[1] || x == blocks[2]);
+        free(&pool, x, 16 * MIB);
+        // Larger than the cap: not kept.
+        let (big, _) = pool.alloc(64 * MIB);
+        free(&pool, big, 64 * MIB);
+        assert_eq!(pool.kept(), 32 * MIB);
+    }
+
+    #[test]
+    fn keeping_nothing_unmaps() {
+        let pool = Pool::keeping(0);
+        let (a, _) = pool.alloc(16 * MIB);
+        fill(a, 16 * MIB, pattern);
+        free(&pool, a, 16 * MIB);
+        assert_eq!(pool.kept(), 0);
+        let (_, fresh) = pool.alloc(16 * MIB);
+        assert!(fresh);
+    }
+
+    #[test]
+    fn a_block_grows_into_kept_room_after_it_in_place() {
+        let pool = Pool::keeping(64 * MIB);
+        let (a, _) = pool.alloc(32 * MIB);
+        free(&pool, a, 32 * MIB);
+        let (b, _) = pool.alloc(8 * MIB);
+        assert_eq!(b, a);
+        fill(b, 8 * MIB, pattern);
+        let c = resize(&pool, b, 8 * MIB, 20 * MIB);
+        assert_eq!(c, b);
+        assert!(filled(c, 8 * MIB, pattern));
+        assert_eq!(pool.kept(), 12 * MIB);
+        fill(c, 20 * MIB, pattern);
+        // Shrunk: the tail kept.
+        let d = resize(&pool, c, 20 * MIB, 10 * MIB);
+        assert_eq!(d, c);
+        assert!(filled(d, 10 * MIB, pattern));
+        assert_eq!(pool.kept(), 22 * MIB);
+        free(&pool, d, 10 * MIB);
+    }
+
+    #[test]
+    fn a_block_that_moves_keeps_its_bytes() {
+        let pool = Pool::keeping(256 * MIB);
+        // `a` with a block in use right after it: no room to grow in place.
+        let (x, _) = pool.alloc(32 * MIB);
+        free(&pool, x, 32 * MIB);
+        let (a, _) = pool.alloc(16 * MIB);
+        let (wall, _) = pool.alloc(16 * MIB);
+        assert_eq!((a, wall as usize), (x, x as usize + 16 * MIB));
+        fill(a, 16 * MIB, pattern);
+        // Into the start of a kept block that holds it.
+        let (room, _) = pool.alloc(64 * MIB);
+        fill(room, 64 * MIB, |i| pattern(i + 3));
+        free(&pool, room, 64 * MIB);
+        let b = resize(&pool, a, 16 * MIB, 24 * MIB);
+        assert_eq!(b, room);
+        assert!(filled(b, 16 * MIB, pattern));
+        // The kept bytes past the moved ones stay as they were (or zero, if
+        // the kernel took the pages back).
+        // SAFETY: `b` holds 24 MiB.
+        let tail = unsafe { std::slice::from_raw_parts(b.add(16 * MIB), 8 * MIB) };
+        assert!(tail
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == 0 || v == pattern(16 * MIB + i + 3)));
+        fill(b, 24 * MIB, pattern);
+        // Into fresh memory: no kept block holds 80 MiB, and the kept one
+        // right after `b` is too short.
+        let c = resize(&pool, b, 24 * MIB, 80 * MIB);
+        assert!(!c.is_null() && c != b);
+        assert_eq!(c as usize % HUGE, 0);
+        assert!(filled(c, 24 * MIB, pattern));
+        // SAFETY: `c` holds 80 MiB.
+        let fresh = unsafe { c.add(24 * MIB) };
+        assert!(filled(fresh, 56 * MIB, |_| 0));
+        free(&pool, c, 80 * MIB);
+        free(&pool, wall, 16 * MIB);
+    }
+
+    #[test]
+    fn the_allocator_keeps_bytes_across_the_threshold() {
+        let a = Allocator;
+        let small = Layout::from_size_align(4096, 8).unwrap_or(Layout::new::<u8>());
+        // SAFETY: non-zero layouts; each block used within its size and
+        // freed with the layout it has.
+        unsafe {
+            let p = a.alloc(small);
+            assert!(!p.is_null());
+            fill(p, 4096, pattern);
+            let q = a.realloc(p, small, LARGE + 5);
+            assert!(!q.is_null());
+            assert_eq!(q as usize % HUGE, 0);
+            assert!(filled(q, 4096, pattern));
+            fill(q, LARGE + 5, pattern);
+            let big = Layout::from_size_align(LARGE + 5, 8).unwrap_or(small);
+            let r = a.realloc(q, big, 3 * LARGE);
+            assert!(filled(r, LARGE + 5, pattern));
+            let big = Layout::from_size_align(3 * LARGE, 8).unwrap_or(small);
+            let s = a.realloc(r, big, 100);
+            assert!(filled(s, 100, pattern));
+            a.dealloc(s, Layout::from_size_align(100, 8).unwrap_or(small));
+        }
+    }
+
+    #[test]
+    fn zeroed_blocks_are_zero_when_reused() {
+        let pool = Pool::keeping(64 * MIB);
+        let (a, _) = pool.alloc(16 * MIB);
+        fill(a, 16 * MIB, |_| 0xab);
+        free(&pool, a, 16 * MIB);
+        // Through the allocator's own path for zeroed blocks, on this pool.
+        let (b, fresh) = pool.alloc(16 * MIB);
+        assert_eq!((b, fresh), (a, false));
+        // What `alloc_zeroed` does with a block that is not fresh.
+        // SAFETY: `b` holds 16 MiB.
+        unsafe { std::ptr::write_bytes(b, 0, 16 * MIB) };
+        assert!(filled(b, 16 * MIB, |_| 0));
+        free(&pool, b, 16 * MIB);
+        // And the allocator itself: a zeroed large vector, freed dirty,
+        // then zeroed again (the global pool may hand back that block).
+        for _ in 0..3 {
+            let mut v = vec![0u64; LARGE / 8 + 1];
+            assert!(v.iter().all(|&x| x == 0));
+            v.iter_mut().for_each(|x| *x = u64::MAX);
+        }
+    }
+}
