@@ -756,6 +756,16 @@ unsafe fn kernel<L: Label>(
 /// operation as two 256-bit halves).  Why two values a pass: the loads, the
 /// loop and the sums shared (16.1 -> 15.3 ms on 100k rows).
 ///
+/// Tried, not kept (2026-11-27, `dense_timing`, thread CPU time, best of
+/// 7): one compare a score a cell, the rank counted directly as the cells
+/// at or above the cell's score before its column (`_CMP_GE_OQ`) and above
+/// it after (`_CMP_GT_OQ`): spans of whole chunks with one predicate each
+/// (before both columns, between them, after both), a masked step for the
+/// chunks holding a column and the tail, no scalar count of tied cells.
+/// 13.0-13.3 -> 17.1-17.2 ms: the spans' lengths change with every pair of
+/// columns, and their loop exits mispredict where this loop's fixed count
+/// of chunks does not.
+///
 /// # Safety
 /// As [`row`].
 #[inline]
