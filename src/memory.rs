@@ -13,7 +13,10 @@
 //! blocks are written without a fault: with `malloc` made to keep them
 //! (jemalloc preloaded, its decay off) the calls after a process's first took
 //! 28-31 ns an entry in a minute when `malloc`'s took 47-48 (2026-11-27,
-//! `RANKLENS_NUM_THREADS=1`, 100k x 100 dicts).
+//! `RANKLENS_NUM_THREADS=1`, 100k x 100 dicts); with this allocator 29-32
+//! ns (system time 0-2 ns) against 47-56 with `RANKLENS_KEEP_FREED_MIB=0`
+//! (the note in `bindings::encode`).  A process's first call is not
+//! helped: its pages are all fresh.
 //!
 //! What is kept: freed blocks of [`LARGE`] bytes or more, up to
 //! `RANKLENS_KEEP_FREED_MIB` MiB in all (default [`DEFAULT_KEEP_MIB`]; `0`
@@ -21,20 +24,22 @@
 //! pages back whenever it needs memory (the block then reads as zeros: a
 //! fresh page), and until then they stay counted in the process's RSS.  A
 //! block to allocate is cut from the smallest kept block large enough
-//! (the rest stays kept); a kept block starting where a growing block ends
-//! extends it in place.  A block that grows into no such room moves by
+//! (the rest stays kept), and a freed block is joined with the kept ones
+//! right before and after it; a kept block starting where a growing block
+//! ends extends it in place.  A block that grows into no such room moves by
 //! `mremap`, its pages with it, to a 2 MiB-aligned place (so that huge pages
 //! move whole): the start of a kept block large enough, else fresh memory.
 //!
 //! Why 2 MiB-aligned: `malloc`'s own large blocks start anywhere, so the
 //! head and tail of each (up to 4 MiB) could not be huge pages (the
 //! `MADV_HUGEPAGE` of `core::encode::advise_huge` covers whole 2 MiB pages
-//! only): ~6,600 minor faults a 10M-entry `Run(dict)`.
+//! only): a process's first 10M-entry `Run(dict)` faulted ~9,600-9,800
+//! times with them, ~7,600-7,900 with these.
 //!
 //! Tried, not kept (`LD_PRELOAD`, the same calls): Debian's mimalloc 2.0
 //! (its large blocks in 4 KiB pages, ~48,000 faults a call, nothing reused:
-//! 55-65 ns an entry); jemalloc with its default decay (blocks over 8 MiB
-//! are given back at once: 48-53 ns).
+//! 55-65 ns an entry); jemalloc 5.3 with its default settings (3,700-5,900
+//! faults a call after the first, 48-53 ns: too little kept).
 //!
 //! Never blocks: the list of kept blocks is taken with a try-lock, and a
 //! thread that finds it busy maps or unmaps on its own (so a `fork` while
@@ -319,6 +324,21 @@ impl Pool {
         // (they then read as zeros), which no later use relies on either way.
         unsafe { libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_FREE) };
         let l = g.list();
+        // Joined with the kept blocks right before and after it, so that
+        // blocks cut from one are whole again for the next, larger, request.
+        let (mut addr, mut len) = (addr, len);
+        for k in l.slots.iter_mut().filter(|k| k.len > 0) {
+            if k.addr + k.len == addr {
+                addr = k.addr;
+                len += k.len;
+            } else if k.addr == addr + len {
+                len += k.len;
+            } else {
+                continue;
+            }
+            l.bytes -= k.len;
+            k.len = 0;
+        }
         loop {
             let empty = l.slots.iter().position(|k| k.len == 0);
             if l.bytes + len <= cap {

@@ -152,11 +152,13 @@
 //!
 //! Since then freed blocks of 16 MiB or more are kept for reuse (the
 //! global allocator, `crate::memory`): the calls after a process's first
-//! write into pages already faulted in.  Five calls a process, one thread,
-//! 2026-11-27 ~22:20 UTC, idle: 140, 64, 35, 33, 29 ns an entry (system
-//! time 109, 26, 0.8, 0.8, 0.8) and 60, 46, 28.5, 28.4, 28.4 (system 30,
-//! 17, 0.4, 0.4, 0.4), against 47-50 (system 19-23) for every call after
-//! the first with `malloc`'s blocks in the same minutes.
+//! write into pages already faulted in.  Three calls a process, three
+//! processes, one thread, 2026-11-27 ~22:25 UTC, idle: 123, 30, 32; 58,
+//! 29, 29; 131, 30, 30 ns an entry (system time 94-104 ns in two of the
+//! first calls, 31 in the third, 0-2 in the others), against 47-56 ns
+//! (system 18-26) for every call after the first with `malloc`'s blocks
+//! (`RANKLENS_KEEP_FREED_MIB=0`) in the same minutes.  A process's first
+//! call still pays for its fresh pages.
 
 #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
 use super::utf8_raw;

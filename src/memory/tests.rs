@@ -87,23 +87,48 @@ mod linux {
     }
 
     #[test]
-    fn the_oldest_blocks_go_past_the_cap() {
-        let pool = Pool::keeping(40 * MIB);
-        let blocks: Vec<*mut u8> = (0..3).map(|_| pool.alloc(16 * MIB).0).collect();
-        assert!(blocks.iter().all(|p| !p.is_null()));
-        for &p in &blocks {
-            free(&pool, p, 16 * MIB);
+    fn blocks_cut_from_one_are_whole_again_once_freed() {
+        let pool = Pool::keeping(64 * MIB);
+        let (x, _) = pool.alloc(48 * MIB);
+        free(&pool, x, 48 * MIB);
+        let parts: Vec<*mut u8> = (0..3).map(|_| pool.alloc(16 * MIB).0).collect();
+        assert_eq!(parts[2] as usize, x as usize + 32 * MIB);
+        assert_eq!(pool.kept(), 0);
+        // Freed out of order: the middle one joins neither, then both.
+        for i in [0, 2, 1] {
+            free(&pool, parts[i], 16 * MIB);
         }
-        // The first went for the third.
-        assert_eq!(pool.kept(), 32 * MIB);
-        let (x, fresh) = pool.alloc(16 * MIB);
+        assert_eq!(pool.kept(), 48 * MIB);
+        let (y, fresh) = pool.alloc(48 * MIB);
+        assert_eq!((y, fresh), (x, false));
+        free(&pool, y, 48 * MIB);
+    }
+
+    #[test]
+    fn the_oldest_blocks_go_past_the_cap() {
+        let pool = Pool::keeping(96 * MIB);
+        let (x, _) = pool.alloc(96 * MIB);
+        free(&pool, x, 96 * MIB);
+        let parts: Vec<*mut u8> = (0..6).map(|_| pool.alloc(16 * MIB).0).collect();
+        assert_eq!(pool.kept(), 0);
+        // Pieces 0, 2 and 4 kept apart (1, 3 and 5 in use between them), by
+        // a pool that keeps 40 MiB at most: the first goes for the third.
+        let small = Pool::keeping(40 * MIB);
+        for i in [0, 2, 4] {
+            free(&small, parts[i], 16 * MIB);
+        }
+        assert_eq!(small.kept(), 32 * MIB);
+        let (y, fresh) = small.alloc(16 * MIB);
         assert!(!fresh);
-        assert!(x == blocks[1] || x == blocks[2]);
-        free(&pool, x, 16 * MIB);
+        assert!(y == parts[2] || y == parts[4]);
+        free(&small, y, 16 * MIB);
         // Larger than the cap: not kept.
-        let (big, _) = pool.alloc(64 * MIB);
-        free(&pool, big, 64 * MIB);
-        assert_eq!(pool.kept(), 32 * MIB);
+        let (big, _) = small.alloc(64 * MIB);
+        free(&small, big, 64 * MIB);
+        assert_eq!(small.kept(), 32 * MIB);
+        for i in [1, 3, 5] {
+            free(&pool, parts[i], 16 * MIB);
+        }
     }
 
     #[test]
