@@ -150,7 +150,7 @@
 //! is at hand.  The walk and `finish` themselves are below the 35
 //! ns; what the first calls of a process add is not in their code.
 //!
-//! Since then freed blocks of 16 MiB or more are kept for reuse (the
+//! Since then freed blocks of 4 MiB or more are kept for reuse (the
 //! global allocator, `crate::memory`): the calls after a process's first
 //! write into pages already faulted in.  Three calls a process, three
 //! processes, one thread, 2026-11-27 ~22:25 UTC, idle: 123, 30, 32; 58,
