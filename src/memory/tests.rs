@@ -250,3 +250,35 @@ mod linux {
         }
     }
 }
+
+/// Threads growing, checking and dropping large vectors at once, through
+/// the global allocator (its kept blocks, the try-lock's fallbacks, moves):
+/// every vector holds what its thread wrote.
+#[test]
+fn threads_share_the_kept_blocks_safely() {
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut ok = true;
+                for round in 0..12u64 {
+                    let n = (LARGE / 8) * (1 + ((t + round) % 3) as usize) + 7;
+                    let tag = (t << 32) | round;
+                    let mut v: Vec<u64> = Vec::with_capacity(n / 2);
+                    for i in 0..n as u64 {
+                        v.push(tag ^ i);
+                    }
+                    ok &= v.iter().enumerate().all(|(i, &x)| x == tag ^ i as u64);
+                    v.truncate(n / 3);
+                    v.shrink_to_fit();
+                    ok &= v.iter().enumerate().all(|(i, &x)| x == tag ^ i as u64);
+                    let z = vec![0u64; n];
+                    ok &= z.iter().all(|&x| x == 0);
+                }
+                ok
+            })
+        })
+        .collect();
+    for h in threads {
+        assert!(h.join().unwrap_or(false));
+    }
+}
