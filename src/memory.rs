@@ -237,13 +237,15 @@ impl Pool {
         }
     }
 
-    /// The list, if no other thread holds it.
+    /// The list, if no other thread holds it.  (A `Guard` made only when
+    /// the flag was taken: one made and dropped on a failed try would clear
+    /// the flag another thread holds.)
     fn lock(&self) -> Option<Guard<'_>> {
         use std::sync::atomic::Ordering;
         self.busy
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-            .then_some(Guard(self))
+            .then(|| Guard(self))
     }
 
     /// The bytes kept now.

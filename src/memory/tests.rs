@@ -33,6 +33,17 @@ fn parse_mib_takes_digits_only() {
 }
 
 #[test]
+fn a_failed_try_leaves_the_holder_its_lock() {
+    let pool = Pool::keeping(0);
+    let held = pool.lock();
+    assert!(held.is_some());
+    assert!(pool.lock().is_none());
+    assert!(pool.lock().is_none());
+    drop(held);
+    assert!(pool.lock().is_some());
+}
+
+#[test]
 fn rounded_is_whole_huge_pages() {
     assert_eq!(rounded(1), HUGE);
     assert_eq!(rounded(HUGE), HUGE);
