@@ -180,8 +180,10 @@ pub struct Pool {
 unsafe impl Sync for Pool {}
 
 /// The list of a [`Pool`], held (its `busy` set) while this lives.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Guard<'a>(&'a Pool);
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Guard<'_> {
     fn list(&mut self) -> &mut List {
         // SAFETY: this thread set `busy` (`Pool::lock`) and holds `&mut self`,
@@ -198,8 +200,31 @@ impl Drop for Guard<'_> {
     }
 }
 
+/// `RANKLENS_KEEP_FREED_MIB`, read by `getenv` (no allocation), if set to a
+/// number ([`parse_mib`]).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg(unix)]
+fn env_mib() -> Option<usize> {
+    // SAFETY: a NUL-terminated name; the result, if not null, is a
+    // NUL-terminated string, read at once.
+    unsafe {
+        let v = libc::getenv(c"RANKLENS_KEEP_FREED_MIB".as_ptr());
+        if v.is_null() {
+            return None;
+        }
+        parse_mib(std::ffi::CStr::from_ptr(v).to_bytes())
+    }
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg(not(unix))]
+fn env_mib() -> Option<usize> {
+    None
+}
+
 /// `RANKLENS_KEEP_FREED_MIB`'s value in MiB: decimal digits, blanks around
 /// them allowed; `None` for anything else.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn parse_mib(s: &[u8]) -> Option<usize> {
     let s = s.trim_ascii();
     if s.is_empty() || s.len() > 9 || !s.iter().all(u8::is_ascii_digit) {
@@ -262,18 +287,7 @@ impl Pool {
         if k != usize::MAX {
             return k;
         }
-        let mut mib = DEFAULT_KEEP_MIB;
-        #[cfg(unix)]
-        // SAFETY: a NUL-terminated name; the result, if not null, is a
-        // NUL-terminated string, read at once.
-        unsafe {
-            let v = libc::getenv(c"RANKLENS_KEEP_FREED_MIB".as_ptr());
-            if !v.is_null() {
-                if let Some(m) = parse_mib(std::ffi::CStr::from_ptr(v).to_bytes()) {
-                    mib = m;
-                }
-            }
-        }
+        let mib = env_mib().unwrap_or(DEFAULT_KEEP_MIB);
         let bytes = mib.saturating_mul(1 << 20).min(usize::MAX - 1);
         self.keep.store(bytes, Ordering::Relaxed);
         bytes
