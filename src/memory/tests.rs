@@ -61,6 +61,14 @@ mod linux {
         unsafe { pool.free(p, n) }
     }
 
+    /// A fresh block of `len` bytes, freed at once: the pool keeps it whole.
+    fn kept_block(pool: &Pool, len: usize) -> *mut u8 {
+        let (p, fresh) = pool.alloc(len);
+        assert!(!p.is_null() && fresh);
+        free(pool, p, len);
+        p
+    }
+
     /// `Pool::resize` of a block the test uses only through the result.
     fn resize(pool: &Pool, p: *mut u8, old: usize, new: usize) -> *mut u8 {
         // SAFETY: each test resizes its own block and then uses the result.
@@ -100,8 +108,7 @@ mod linux {
     #[test]
     fn blocks_cut_from_one_are_whole_again_once_freed() {
         let pool = Pool::keeping(64 * MIB);
-        let (x, _) = pool.alloc(48 * MIB);
-        free(&pool, x, 48 * MIB);
+        let x = kept_block(&pool, 48 * MIB);
         let parts: Vec<*mut u8> = (0..3).map(|_| pool.alloc(16 * MIB).0).collect();
         assert_eq!(parts[2] as usize, x as usize + 32 * MIB);
         assert_eq!(pool.kept(), 0);
@@ -118,8 +125,7 @@ mod linux {
     #[test]
     fn the_oldest_blocks_go_past_the_cap() {
         let pool = Pool::keeping(96 * MIB);
-        let (x, _) = pool.alloc(96 * MIB);
-        free(&pool, x, 96 * MIB);
+        kept_block(&pool, 96 * MIB);
         let parts: Vec<*mut u8> = (0..6).map(|_| pool.alloc(16 * MIB).0).collect();
         assert_eq!(pool.kept(), 0);
         // Pieces 0, 2 and 4 kept apart (1, 3 and 5 in use between them), by
@@ -156,8 +162,7 @@ mod linux {
     #[test]
     fn a_block_grows_into_kept_room_after_it_in_place() {
         let pool = Pool::keeping(64 * MIB);
-        let (a, _) = pool.alloc(32 * MIB);
-        free(&pool, a, 32 * MIB);
+        let a = kept_block(&pool, 32 * MIB);
         let (b, _) = pool.alloc(8 * MIB);
         assert_eq!(b, a);
         fill(b, 8 * MIB, pattern);
@@ -178,8 +183,7 @@ mod linux {
     fn a_block_that_moves_keeps_its_bytes() {
         let pool = Pool::keeping(256 * MIB);
         // `a` with a block in use right after it: no room to grow in place.
-        let (x, _) = pool.alloc(32 * MIB);
-        free(&pool, x, 32 * MIB);
+        let x = kept_block(&pool, 32 * MIB);
         let (a, _) = pool.alloc(16 * MIB);
         let (wall, _) = pool.alloc(16 * MIB);
         assert_eq!((a, wall as usize), (x, x as usize + 16 * MIB));
