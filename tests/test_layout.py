@@ -8,15 +8,13 @@ The same inputs in two fresh interpreters, one each way, must give the same bits
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _child import child_json
 from ranklens import _ranklens
 
 SCRIPT = textwrap.dedent(
@@ -76,14 +74,7 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(layout: str | None) -> dict:
-    env = dict(os.environ)
-    env.pop("RANKLENS_LAYOUT", None)
-    if layout is not None:
-        env["RANKLENS_LAYOUT"] = layout
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(out.stdout)
+    return child_json(SCRIPT, "RANKLENS_LAYOUT", layout)
 
 
 def test_object_reads_equal_the_c_api_calls():

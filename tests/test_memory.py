@@ -7,12 +7,12 @@ as ``LazyFree``; a buffer unmapped on free leaves none.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+from _child import child_json
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not os.path.exists("/proc/self/smaps_rollup"),
@@ -42,14 +42,7 @@ print(json.dumps({"before": before, "after": after, "same": values == again}))
 
 
 def _child(keep: str | None) -> dict:
-    env = dict(os.environ)
-    env.pop("RANKLENS_KEEP_FREED_MIB", None)
-    if keep is not None:
-        env["RANKLENS_KEEP_FREED_MIB"] = keep
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json(CHILD, "RANKLENS_KEEP_FREED_MIB", keep)
 
 
 def _lazy_free_growth_mib(r: dict) -> float:
