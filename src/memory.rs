@@ -167,6 +167,33 @@ struct List {
     clock: u64,
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+impl List {
+    /// The first `n` bytes of kept block `i` (`n <= its len`) taken out of
+    /// the list; their address.
+    fn take_front(&mut self, i: usize, n: usize) -> usize {
+        let Some(k) = self.slots.get_mut(i) else {
+            return 0;
+        };
+        let addr = k.addr;
+        k.addr += n;
+        k.len -= n;
+        self.bytes -= n;
+        addr
+    }
+
+    /// Kept block `i` taken out of the list whole (the slot emptied); its
+    /// start and length.
+    fn take_whole(&mut self, i: usize) -> (usize, usize) {
+        let Some(k) = self.slots.get_mut(i) else {
+            return (0, 0);
+        };
+        let (addr, len) = (k.addr, std::mem::take(&mut k.len));
+        self.bytes -= len;
+        (addr, len)
+    }
+}
+
 /// Large blocks, mapped 2 MiB-aligned and kept once freed (see the module
 /// note); the allocator's one is [`POOL`], tests make their own.
 pub struct Pool {
@@ -309,12 +336,8 @@ impl Pool {
                 .filter(|(_, k)| k.len >= len && k.len > 0)
                 .min_by_key(|(_, k)| k.len)
                 .map(|(i, _)| i);
-            if let Some(k) = best.and_then(|i| l.slots.get_mut(i)) {
-                let addr = k.addr;
-                k.addr += len;
-                k.len -= len;
-                l.bytes -= len;
-                return (addr as *mut u8, false);
+            if let Some(i) = best {
+                return (l.take_front(i, len) as *mut u8, false);
             }
         }
         (map(len), true)
@@ -348,17 +371,16 @@ impl Pool {
         // Joined with the kept blocks right before and after it, so that
         // blocks cut from one are whole again for the next, larger, request.
         let (mut addr, mut len) = (addr, len);
-        for k in l.slots.iter_mut().filter(|k| k.len > 0) {
+        for i in 0..SLOTS {
+            let Some(&k) = l.slots.get(i).filter(|k| k.len > 0) else {
+                continue;
+            };
             if k.addr + k.len == addr {
                 addr = k.addr;
-                len += k.len;
-            } else if k.addr == addr + len {
-                len += k.len;
-            } else {
+            } else if k.addr != addr + len {
                 continue;
             }
-            l.bytes -= k.len;
-            k.len = 0;
+            len += l.take_whole(i).1;
         }
         loop {
             let empty = l.slots.iter().position(|k| k.len == 0);
@@ -382,13 +404,12 @@ impl Pool {
                 .filter(|(_, k)| k.len > 0)
                 .min_by_key(|(_, k)| k.age)
                 .map(|(i, _)| i);
-            let Some(k) = oldest.and_then(|i| l.slots.get_mut(i)) else {
+            let Some(i) = oldest else {
                 unmap(addr, len);
                 return;
             };
-            unmap(k.addr, k.len);
-            l.bytes -= k.len;
-            k.len = 0;
+            let (a, n) = l.take_whole(i);
+            unmap(a, n);
         }
     }
 
@@ -413,14 +434,12 @@ impl Pool {
         // Room kept right after the block: taken in place.
         if let Some(mut g) = self.lock() {
             let l = g.list();
-            if let Some(k) = l
+            if let Some(i) = l
                 .slots
-                .iter_mut()
-                .find(|k| k.len >= more && k.addr == addr + old)
+                .iter()
+                .position(|k| k.len >= more && k.addr == addr + old)
             {
-                k.addr += more;
-                k.len -= more;
-                l.bytes -= more;
+                l.take_front(i, more);
                 return ptr;
             }
         }

@@ -150,9 +150,9 @@
 //! is at hand.  The walk and `finish` themselves are below the 35
 //! ns; what the first calls of a process add is not in their code.
 //!
-//! Since then freed blocks of 4 MiB or more are kept for reuse (the
-//! global allocator, `crate::memory`): the calls after a process's first
-//! write into pages already faulted in.  Three calls a process, three
+//! Freed blocks of 4 MiB or more are kept for reuse (the global
+//! allocator, `crate::memory`): the calls after a process's first write
+//! into pages already faulted in.  Three calls a process, three
 //! processes, one thread, 2026-11-27 ~22:25 UTC, idle: 123, 30, 32; 58,
 //! 29, 29; 131, 30, 30 ns an entry (system time 94-104 ns in two of the
 //! first calls, 31 in the third, 0-2 in the others), against 47-56 ns
