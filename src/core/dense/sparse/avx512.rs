@@ -771,6 +771,28 @@ unsafe fn kernel<L: Label>(
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
 unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
+    // SAFETY (both): as this function.
+    if x0 != 0.0 && x1 != 0.0 {
+        unsafe { count2_in::<true>(sc, x0, x1) }
+    } else {
+        unsafe { count2_in::<false>(sc, x0, x1) }
+    }
+}
+
+/// [`count2`], the equal cells found by comparing bits (`BITS`: neither
+/// value is `0.0` or `-0.0`) or as floats.  Why bits: on a row without NaN a
+/// score equals a value other than `±0.0` exactly when their bits are equal,
+/// and the integer compare leaves the float compare units to the `>` ones:
+/// 1-1.5% less time on 100k x 100 rows (both wheels in one process, calls
+/// alternated, 3 x 30 rounds, 2026-11-28).  `0.0 == -0.0` as floats but not
+/// as bits, hence the float compare there (tested: `-0.0` and `0.0` tied in
+/// `dense/tests.rs`).
+///
+/// # Safety
+/// As [`row`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn count2_in<const BITS: bool>(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
     let n = sc.len();
     let (xa, xb) = (_mm256_set1_ps(x0), _mm256_set1_ps(x1));
     let z = _mm256_setzero_si256();
@@ -779,10 +801,17 @@ unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
     while c + 8 <= n {
         // SAFETY: `c + 8 <= n`.
         let v = unsafe { _mm256_loadu_ps(sc.as_ptr().add(c)) };
+        let eq = |v: __m256, x: __m256| {
+            if BITS {
+                _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_castps_si256(x))
+            } else {
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, x))
+            }
+        };
         ga = _mm256_sub_epi32(ga, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(v, xa)));
-        ea = _mm256_sub_epi32(ea, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, xa)));
+        ea = _mm256_sub_epi32(ea, eq(v, xa));
         gb = _mm256_sub_epi32(gb, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(v, xb)));
-        eb = _mm256_sub_epi32(eb, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, xb)));
+        eb = _mm256_sub_epi32(eb, eq(v, xb));
         c += 8;
     }
     if c < n {
