@@ -262,6 +262,45 @@ def test_dlpack_and_array_protocol_objects():
     assert ranklens.evaluate_dense(s, lab, "mrr")["mrr"] == 0.5
 
 
+def test_a_tensor_that_requires_grad_is_read_detached():
+    """A tensor tracking gradients refuses DLPack and ``__array__`` (torch's
+    errors); it is read through ``detach()``, on every array entry point."""
+
+    class Tensor:
+        def __init__(self, a, requires_grad):
+            self.a, self.requires_grad = a, requires_grad
+
+        def detach(self):
+            return Tensor(self.a, False)
+
+        def __dlpack__(self, **kw):
+            if self.requires_grad:
+                raise RuntimeError("Can't export tensors that require gradient")
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+        def __array__(self, dtype=None, copy=None):
+            if self.requires_grad:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad")
+            return self.a
+
+    rng = np.random.default_rng(4)
+    s = rng.random((20, 12), dtype=np.float32)
+    lab = (rng.random((20, 12)) < 0.3) * rng.integers(1, 4, (20, 12))
+    metrics = ["ndcg@5", "map", "mrr"]
+    want = ranklens.evaluate_dense(s, lab, metrics).values
+    got = ranklens.evaluate_dense(Tensor(s, True), Tensor(lab, True), metrics).values
+    np.testing.assert_array_equal(got, want)
+    idx = np.repeat(np.arange(20), 12)
+    flat = ranklens.evaluate_flat(Tensor(s.ravel(), True), lab.ravel(), idx, metrics).values
+    np.testing.assert_array_equal(flat, want)
+    ids = np.argsort(-s, axis=1, kind="stable")[:, :5]
+    top = ranklens.knn_recall(Tensor(ids, True), ids, 5)
+    np.testing.assert_array_equal(np.asarray(top), np.ones(20))
+
+
 def _bf16(x: np.ndarray) -> np.ndarray:
     """float32 values exact in bfloat16 -> their bfloat16 bits."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)

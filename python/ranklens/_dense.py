@@ -31,7 +31,8 @@ candidates.  Semantics (the same for every entry point here):
   bfloat16 labels and other dtypes (int16, uint16, uint32, uint64, longdouble) to
   float64, negative strides to a contiguous array.  Anything with ``__dlpack__``
   or ``__array__`` on the CPU is accepted (torch, jax, cupy after ``.cpu()`` /
-  ``.get()``), through ``np.from_dlpack`` without a copy where possible; a torch
+  ``.get()``), through ``np.from_dlpack`` without a copy where possible (a tensor
+  that requires grad is read detached, its values only); a torch
   bfloat16 tensor (which numpy refuses) as its int16 view's bits, scores without a
   copy (torch is looked up among the loaded modules, never imported).  NaN
   scores and NaN or infinite labels are errors naming the cell.
@@ -104,6 +105,10 @@ def as_array(x: Any, name: str, *, bf16_bits: bool = False) -> np.ndarray:
     float32, or with ``bf16_bits`` returned as its bits (``uint16``, no copy)."""
     if isinstance(x, np.ndarray):
         return x
+    # A tensor that tracks gradients (a training loop's scores): its values,
+    # detached (no copy); DLPack and ``__array__`` refuse it as it is.
+    if getattr(x, "requires_grad", False) is True and callable(getattr(x, "detach", None)):
+        x = x.detach()
     if is_torch_bf16(x):
         bits = _torch_bf16_bits(x, name)
         return bits if bf16_bits else _half_to_f32(bits, "bf16")
