@@ -402,8 +402,10 @@ def test_bad_input_names_the_cell_or_argument():
         ranklens.evaluate_dense([[1.0]], [[np.inf]], "mrr")
     with pytest.raises(RanklensInputError, match="must match"):
         ranklens.evaluate_dense(np.ones((2, 3)), np.ones((3, 2)), "mrr")
-    with pytest.raises(RanklensInputError, match="must be 2-D"):
+    with pytest.raises(RanklensInputError, match=r"must be 2-D .*scores\[None, :\]"):
         ranklens.evaluate_dense(np.ones(3), np.ones(3), "mrr")
+    with pytest.raises(RanklensInputError, match=r"got shape \(1, 2, 3\)$"):
+        ranklens.evaluate_dense(np.ones((1, 2, 3)), np.ones((1, 2, 3)), "mrr")
     with pytest.raises(RanklensInputError, match="must hold numbers"):
         ranklens.evaluate_dense(np.array([["a"]]), [[1]], "mrr")
     with pytest.raises(RanklensInputError, match="ties must be one of"):

@@ -154,7 +154,15 @@ def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.n
     bf16 = bf16 or is_torch_bf16(x)
     a = as_array(x, name, bf16_bits=True)
     if a.ndim != 2:
-        raise RanklensInputError(f"{name} must be 2-D (rows x candidates), got shape {a.shape}")
+        hint = (
+            f" (one query's candidates: {name}[None, :]; a flat tensor grouped by an"
+            " index: evaluate_flat)"
+            if a.ndim == 1
+            else ""
+        )
+        raise RanklensInputError(
+            f"{name} must be 2-D (rows x candidates), got shape {a.shape}{hint}"
+        )
     half = ""
     dt = a.dtype
     if bf16 and dt == np.uint16:
