@@ -208,7 +208,8 @@
 //!
 //! Tried on `c409824` (2026-11-28, the same VM; `dense_timing`, thread CPU
 //! time, best of 7, variants' binaries alternated; 12.8-12.9 ms on 100k
-//! rows, 11.5-11.9 ms on 1000 rows called 100 times, in cache, so the row
+//! rows, 11.5-11.9 ms with `ROWS=1000` (1000 rows called 100 times, in
+//! cache), so the row
 //! is compute-bound and its reads cost about 1 ms): the upper bounds, each
 //! part cut out with wrong values, were the equal-score compares of the rank
 //! counts 0.5 ms, the rank counts 3.5 ms, the five metrics 2.4 ms, and every
