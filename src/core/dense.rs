@@ -207,30 +207,28 @@
 //! times the numpy pass and this call in turn for that reason).
 //!
 //! Tried on `c409824` (2026-11-28, the same VM; `dense_timing`, thread CPU
-//! time, best of 7, variants' binaries alternated; 12.8-12.9 ms on 100k
-//! rows, 11.5-11.9 ms with `ROWS=1000` (1000 rows called 100 times, in
-//! cache), so the row
-//! is compute-bound and its reads cost about 1 ms): the upper bounds, each
+//! time, best of 7, variants' binaries alternated; 12.8-12.9 ms on 100k rows,
+//! 11.5-11.9 ms with `ROWS=1000` (1000 rows called 100 times, in cache), so the
+//! row is compute-bound and its reads cost about 1 ms): the upper bounds, each
 //! part cut out with wrong values, were the equal-score compares of the rank
 //! counts 0.5 ms, the rank counts 3.5 ms, the five metrics 2.4 ms, and every
-//! metric's divisions made multiplications 0.2-0.4 ms.  Not kept: a block's
-//! rows in three passes (positive cells and NaN scans of all 64 rows, then
-//! every rank count as one flat loop, then the values), so that no row's
-//! work waits on its own chain: 12.9 -> 19 ms, 13.3 in cache (the first
-//! pass's reads no longer overlap any work, and the passes' own loads and
-//! stores); the cells of each row asked for 4 to 16 rows ahead, every line
-//! (13.6-14.9 ms), or one line 2 or 4 KiB ahead of each row (13.9, 14.7
-//! ms); the ranks of 3 to 7 positive cells by one pass over the scores
-//! (their scores sorted in a register, a 3-step binary search of 16 lanes
-//! into 8 buckets, 4-bit counts, a tie found as a cell equal to its bucket's
-//! bound): 16.7 ms, its chain (gather, sort, search, reductions) some 130
-//! cycles before the first rank where the passes of `count2` run side by
-//! side; the positive cells' scores compressed in the label scan (no load
-//! of each by its column, no separate NaN scan): 12.7-13.1 -> 13.1-13.4 ms;
-//! four values a pass, each chunk of 8 scores in both halves of a 512-bit
-//! register: 12.7 -> 14.1 ms (Zen 4 runs each half in turn: the compares
-//! are as many, and masked adds replace the subtractions).  Kept: the
-//! equal-score compares on bits (`count2`), 1-1.5%.
+//! metric's divisions made multiplications 0.2-0.4 ms.  Not kept: a block's rows
+//! in three passes (positive cells and NaN scans of all 64 rows, then every
+//! rank count as one flat loop, then the values), so that no row's work waits
+//! on its own chain: 12.9 -> 19 ms, 13.3 in cache (the first pass's reads no
+//! longer overlap any work, and the passes' own loads and stores); the cells of
+//! each row asked for 4 to 16 rows ahead, every line (13.6-14.9 ms), or one
+//! line 2 or 4 KiB ahead of each row (13.9, 14.7 ms); the ranks of 3 to 7
+//! positive cells by one pass over the scores (their scores sorted in a
+//! register, a 3-step binary search of 16 lanes into 8 buckets, 4-bit counts, a
+//! tie found as a cell equal to its bucket's bound): 16.7 ms, its chain
+//! (gather, sort, search, reductions) some 130 cycles before the first rank
+//! where the passes of `count2` run side by side; the positive cells' scores
+//! compressed in the label scan (no load of each by its column, no separate NaN
+//! scan): 12.7-13.1 -> 13.1-13.4 ms; four values a pass, each chunk of 8 scores
+//! in both halves of a 512-bit register: 12.7 -> 14.1 ms (Zen 4 runs each half
+//! in turn: the compares are as many, and masked adds replace the
+//! subtractions).  Kept: the equal-score compares on bits (`count2`), 1-1.5%.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
