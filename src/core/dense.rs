@@ -228,7 +228,12 @@
 //! scan): 12.7-13.1 -> 13.1-13.4 ms; four values a pass, each chunk of 8 scores
 //! in both halves of a 512-bit register: 12.7 -> 14.1 ms (Zen 4 runs each half
 //! in turn: the compares are as many, and masked adds replace the
-//! subtractions).  Kept: the equal-score compares on bits (`count2`), 1-1.5%.
+//! subtractions).  Kept: the equal-score compares on bits (`count2`), 1-1.5%;
+//! a small row's counts of relevant cells (overall and above a cutoff: map's,
+//! recall's, P's, r_precision's) as popcounts over its keys and labels in
+//! registers rather than loops over its pairs (`sparse::value`'s `count`):
+//! 11.65 -> 11.37 ms in cache, 12.8-13.1 -> 12.6-12.8 on 100k rows, 1-5% in
+//! the wheel (both loaded in one process, alternated, mins of 30).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};

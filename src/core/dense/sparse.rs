@@ -583,7 +583,7 @@ fn row_in(
         place_ideal(&s.labels, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, pairs, ideal, n);
+        *o = value(m, pairs, ideal, n, |d, lv| count_pairs(pairs, d, lv));
     }
     Some(false)
 }
@@ -640,11 +640,31 @@ fn rank_cells<T: Copy + PartialOrd>(row: &[T], cols: &[u32], ranks: &mut Vec<u32
     true
 }
 
+/// The pairs with a label at least `lv` ([`value`]'s counts): ranked above
+/// `depth`, or all of them (`None`), by a loop over the pairs.
+#[inline(always)]
+fn count_pairs(pairs: &[Pair], depth: Option<usize>, lv: f64) -> usize {
+    let depth = depth.unwrap_or(usize::MAX);
+    pairs
+        .iter()
+        .take_while(|p| (p.0 as usize) < depth)
+        .filter(|p| p.1 >= lv)
+        .count()
+}
+
 /// One metric on the row's `(rank, label)` pairs (rank order), `ideal` its
 /// positive labels descending, `n` its length: the general kernel's terms in
-/// its order (see the module doc).
+/// its order (see the module doc).  `count(depth, lv)`: the pairs with a
+/// label at least `lv` ranked above `depth` (all of them: `None`), as
+/// [`count_pairs`] counts them (the AVX-512 row counts over registers).
 #[inline(always)]
-fn value(m: &Metric, pairs: &[Pair], ideal: &[f64], n: usize) -> f64 {
+fn value(
+    m: &Metric,
+    pairs: &[Pair],
+    ideal: &[f64],
+    n: usize,
+    count: impl Fn(Option<usize>, f64) -> usize,
+) -> f64 {
     let depth = m.k.map_or(n, |k| k.min(n));
     let lv = m.level;
     let top = || {
@@ -653,8 +673,8 @@ fn value(m: &Metric, pairs: &[Pair], ideal: &[f64], n: usize) -> f64 {
             .take_while(move |p| (p.0 as usize) < depth)
             .copied()
     };
-    let rel_in_top = || top().filter(|p| p.1 >= lv).count();
-    let num_rel = || pairs.iter().filter(|p| p.1 >= lv).count();
+    let rel_in_top = || count(Some(depth), lv);
+    let num_rel = || count(None, lv);
     match m.kind {
         Kind::Ndcg | Kind::Dcg => {
             let dcg = top().fold(0.0, |a, Pair(r, l)| a + l / discount(r as usize));
@@ -727,12 +747,7 @@ fn value(m: &Metric, pairs: &[Pair], ideal: &[f64], n: usize) -> f64 {
             if r == 0 {
                 return 0.0;
             }
-            let depth = r.min(n);
-            let hits = pairs
-                .iter()
-                .take_while(|p| (p.0 as usize) < depth)
-                .filter(|p| p.1 >= lv)
-                .count();
+            let hits = count(Some(r.min(n)), lv);
             hits as f64 / r as f64
         }
     }

@@ -716,8 +716,24 @@ unsafe fn kernel<L: Label>(
             }
         }
         let ideal = ideal.get(..p)?;
+        // The metrics' counts over the registers (no loop over the pairs):
+        // the lanes of the labels at least `lv`, of those the keys below
+        // `depth << 32` (ranked above `depth`; the padding keys are not).
+        let k = low_bits(p) as u8;
+        // SAFETY: the lanes loaded are those of `k`, inside `labs` (`p` long).
+        let lab = unsafe { _mm512_maskz_loadu_pd(k, labs.as_ptr()) };
+        let count = |depth: Option<usize>, lv: f64| {
+            let rel = _mm512_mask_cmp_pd_mask::<_CMP_GE_OQ>(k, lab, _mm512_set1_pd(lv));
+            let above = match depth {
+                Some(d) => {
+                    _mm512_cmplt_epu64_mask(keys, _mm512_set1_epi64(((d as u64) << 32) as i64))
+                }
+                None => 0xff,
+            };
+            (rel & above).count_ones() as usize
+        };
         for (o, m) in out.iter_mut().zip(&plan.metrics) {
-            *o = value(m, pairs, ideal, n);
+            *o = value(m, pairs, ideal, n, count);
         }
         return Some(false);
     }
@@ -741,7 +757,9 @@ unsafe fn kernel<L: Label>(
         place_ideal(labs, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, &s.pairs, ideal, n);
+        *o = value(m, &s.pairs, ideal, n, |d, lv| {
+            super::count_pairs(&s.pairs, d, lv)
+        });
     }
     Some(false)
 }
