@@ -694,6 +694,11 @@ unsafe fn kernel<L: Label>(
             }
         }
         let pairs = pairs.get(..p)?;
+        // The labels in a register (0 past `p`), for the ideal and the
+        // metrics' counts.
+        let k = low_bits(p) as u8;
+        // SAFETY: the lanes loaded are those of `k`, inside `labs` (`p` long).
+        let lab = unsafe { _mm512_maskz_loadu_pd(k, labs.as_ptr()) };
         // The ideal only when an ndcg reads it (`Plan::needs_ideal`).
         let mut ideal = [0.0f64; 8];
         if pairs.first().is_some_and(|x| plan.needs_ideal(x.0)) {
@@ -701,10 +706,6 @@ unsafe fn kernel<L: Label>(
             // larger ones and of the equal ones before it (the shared
             // code's `place_ideal`, one compare pair over a register a
             // label; the padding lanes, 0, are below every positive label).
-            let k = low_bits(p) as u8;
-            // SAFETY: the lanes loaded are those of `k`, inside `labs`
-            // (`p` long).
-            let lab = unsafe { _mm512_maskz_loadu_pd(k, labs.as_ptr()) };
             for (q, &l) in labs.iter().enumerate() {
                 let b = _mm512_set1_pd(l);
                 let above = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(lab, b).count_ones();
@@ -719,9 +720,6 @@ unsafe fn kernel<L: Label>(
         // The metrics' counts over the registers (no loop over the pairs):
         // the lanes of the labels at least `lv`, of those the keys below
         // `depth << 32` (ranked above `depth`; the padding keys are not).
-        let k = low_bits(p) as u8;
-        // SAFETY: the lanes loaded are those of `k`, inside `labs` (`p` long).
-        let lab = unsafe { _mm512_maskz_loadu_pd(k, labs.as_ptr()) };
         let count = |depth: Option<usize>, lv: f64| {
             let rel = _mm512_mask_cmp_pd_mask::<_CMP_GE_OQ>(k, lab, _mm512_set1_pd(lv));
             let above = match depth {
