@@ -240,6 +240,35 @@
 //! out: 11.2 -> 10.35 ms in cache): 11.2 -> 12.8 ms in cache, 12.6 -> 13.2
 //! on 100k rows (the key's conversions and reduction, the memo's loads and
 //! the values copied out on every row that needs its ideal).
+//!
+//! Measured on `a710010` (2026-11-28, the same VM and harness; `POSITIVES=k`
+//! gives every row `k` positive labels, `LABELS=` another label dtype): a row
+//! without positive cells costs 3.1-3.3 ms a 100k, 1.9 of them reading its
+//! int64 labels (0.4 with int8 labels, 1.0 with float32); one positive cell
+//! 6.9 ms, each further one about 1.2 ms.  Rows of exactly 5 positive cells
+//! are no faster than the binomial ones (12.1 against 11.8 ms): the loops'
+//! exits are predicted, mispredictions are not what costs.  The metrics' own
+//! share, each cut out: ndcg 1.0 ms, map 0.95, mrr 0.15, recall and P 0.5; all
+//! five (with the ideal) 4 ms (11.3 -> 7.3 in cache).  Kept: `sparse::value`
+//! reads the discounts' table from the plan and sums the ideal's DCG in a
+//! loop, not a fold (the fold was compiled out of line, called from the
+//! AVX-512 row with its vector registers saved around the call, and each
+//! discount checked the table's lazy initialisation): 11.35-11.45 -> 10.9-11.0
+//! ms in cache, 12.45 -> 12.2 on 100k rows.  Not kept (each against 11.3-11.5
+//! ms in cache): the positive cells found with AVX-512 VBMI2 (the row's bits
+//! in 64-bit words, the columns of up to 8 as bytes by `vpcompressb`, no
+//! stores a chunk): 11.3-11.4, and no faster on rows without positive cells,
+//! where reading the labels is the cost; the next row's positive cells found
+//! before the current row's ranks (two buffers): 12.15; the positive cells of
+//! a block's 64 rows found first, then their ranks: 12.6 -> 16.5 ms on 100k
+//! rows; the next row's lines asked for into L1 at each row: 12.1, and 13.5 on
+//! 100k rows; a small row's counts four cells a pass (two when fewer than
+//! three remain) with one transposing sum of all its counts and its keys built
+//! as one vector: 11.6; a small row's metrics in 512-bit registers (each
+//! metric's terms one 8-lane division, the discounts gathered, the sums in
+//! rank order over the lanes): 11.55 with the rank-ordered vectors built by
+//! masked broadcasts, 11.9 when loaded back from their scalar stores (a load
+//! spanning several stores waits for all of them).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};

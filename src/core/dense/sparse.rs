@@ -45,7 +45,7 @@
 
 use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2, ROWS_AHEAD};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
-use crate::core::metrics::query::discount;
+use crate::core::metrics::query::{discount, discounts};
 use crate::core::metrics::{Family, MetricSpec};
 
 // The AVX-512 intrinsics are stable from Rust 1.89 (`build.rs`), past the
@@ -146,6 +146,9 @@ pub(super) struct Plan {
     /// cutoff, 0: none): a row needs its ideal only when its first positive
     /// cell ranks above it ([`needs_ideal`]).
     ideal_depth: usize,
+    /// [`discounts`]: the table the AVX-512 row reads in registers.
+    #[cfg_attr(not(all(target_arch = "x86_64", ranklens_avx512)), allow(dead_code))]
+    discounts: &'static [f64],
 }
 
 impl Plan {
@@ -203,6 +206,7 @@ pub(super) fn plan(
                 .unwrap_or(0),
             metrics,
             simd: Simd::detect(),
+            discounts: discounts(),
         })
 }
 
@@ -583,7 +587,9 @@ fn row_in(
         place_ideal(&s.labels, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, pairs, ideal, n, |d, lv| count_pairs(pairs, d, lv));
+        *o = value(m, pairs, ideal, n, plan.discounts, |d, lv| {
+            count_pairs(pairs, d, lv)
+        });
     }
     Some(false)
 }
@@ -652,6 +658,13 @@ fn count_pairs(pairs: &[Pair], depth: Option<usize>, lv: f64) -> usize {
         .count()
 }
 
+/// [`discount`] past its table (ranks from 4096: rare, out of line).
+#[cold]
+#[inline(never)]
+fn discount_past(i: usize) -> f64 {
+    discount(i)
+}
+
 /// One metric on the row's `(rank, label)` pairs (rank order), `ideal` its
 /// positive labels descending, `n` its length: the general kernel's terms in
 /// its order (see the module doc).  `count(depth, lv)`: the pairs with a
@@ -663,10 +676,16 @@ fn value(
     pairs: &[Pair],
     ideal: &[f64],
     n: usize,
+    discounts: &[f64],
     count: impl Fn(Option<usize>, f64) -> usize,
 ) -> f64 {
     let depth = m.k.map_or(n, |k| k.min(n));
     let lv = m.level;
+    // `discount`, its table read once.
+    let disc = |i: usize| match discounts.get(i) {
+        Some(&d) => d,
+        None => discount_past(i),
+    };
     let top = || {
         pairs
             .iter()
@@ -677,7 +696,7 @@ fn value(
     let num_rel = || count(None, lv);
     match m.kind {
         Kind::Ndcg | Kind::Dcg => {
-            let dcg = top().fold(0.0, |a, Pair(r, l)| a + l / discount(r as usize));
+            let dcg = top().fold(0.0, |a, Pair(r, l)| a + l / disc(r as usize));
             if m.kind == Kind::Dcg {
                 return dcg;
             }
@@ -692,10 +711,12 @@ fn value(
                 Some(k) if k < ideal.len() => &ideal[..k],
                 _ => ideal,
             };
-            let idcg = ideal
-                .iter()
-                .enumerate()
-                .fold(0.0, |a, (i, &g)| a + g / discount(i));
+            // A loop, not a fold: the fold was compiled out of line, called
+            // from the AVX-512 row with its vector registers saved around it.
+            let mut idcg = 0.0;
+            for (i, &g) in ideal.iter().enumerate() {
+                idcg += g / disc(i);
+            }
             if idcg > 0.0 {
                 dcg / idcg
             } else {

@@ -1064,7 +1064,10 @@ proptest! {
 /// instruction set the CPU runs: `cargo test --release --lib dense_timing --
 /// --ignored --nocapture` (no asserts on time).  `ROWS=1000` times the same
 /// 100k rows' work as 100 calls on 1000 rows, which stay in the caches: the
-/// difference is what reading the matrices costs.
+/// difference is what reading the matrices costs.  `SIMD=avx512` (or
+/// `avx2`, `portable`) times that instruction set only; `POSITIVES=k` gives
+/// every row exactly `k` positive labels, `LABELS=int8` or `float32` the
+/// labels in that dtype.
 #[cfg(target_os = "linux")]
 #[test]
 #[ignore]
@@ -1079,7 +1082,7 @@ fn dense_timing() {
     let scores: Vec<f32> = (0..rows * cols)
         .map(|_| (next() >> 40) as f32 / (1u64 << 24) as f32)
         .collect();
-    let labels: Vec<i64> = (0..rows * cols)
+    let mut labels: Vec<i64> = (0..rows * cols)
         .map(|_| {
             let r = next();
             if r % 100 < 5 {
@@ -1089,8 +1092,32 @@ fn dense_timing() {
             }
         })
         .collect();
+    // `POSITIVES=k`: every row with exactly `k` positive labels instead.
+    if let Some(k) = std::env::var("POSITIVES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&k| k <= cols)
+    {
+        for row in labels.chunks_mut(cols) {
+            row.fill(0);
+            let mut placed = 0;
+            while placed < k {
+                let j = (next() % cols as u64) as usize;
+                if row[j] == 0 {
+                    row[j] = 1 + (next() % 3) as i64;
+                    placed += 1;
+                }
+            }
+        }
+    }
     let sc = Numbers::F32(Matrix::contiguous(&scores, rows, cols).unwrap());
-    let lb = Numbers::I64(Matrix::contiguous(&labels, rows, cols).unwrap());
+    // `LABELS=int8` or `float32`: the same labels in that dtype.
+    let (l8, l32): (Vec<i8>, Vec<f32>) = labels.iter().map(|&x| (x as i8, x as f32)).unzip();
+    let lb = match std::env::var("LABELS").as_deref() {
+        Ok("int8") => Numbers::I8(Matrix::contiguous(&l8, rows, cols).unwrap()),
+        Ok("float32") => Numbers::F32(Matrix::contiguous(&l32, rows, cols).unwrap()),
+        _ => Numbers::I64(Matrix::contiguous(&labels, rows, cols).unwrap()),
+    };
     let m = [
         spec("ndcg", Some(10)),
         spec("map", None),
@@ -1125,8 +1152,17 @@ fn dense_timing() {
         )
     };
     let want = run(true);
+    // `SIMD=avx512` (or `portable`, `avx2`): time that path only.
+    let only = std::env::var("SIMD").ok();
+    let paths: Vec<sparse::Simd> = sparse::Simd::available()
+        .into_iter()
+        .filter(|s| {
+            only.as_ref()
+                .is_none_or(|o| format!("{s:?}").eq_ignore_ascii_case(o))
+        })
+        .collect();
     for round in 0..3 {
-        for simd in sparse::Simd::available() {
+        for &simd in &paths {
             SIMD.with(|c| c.set(simd));
             let ms: Vec<f64> = (0..7)
                 .map(|_| {

@@ -731,7 +731,7 @@ unsafe fn kernel<L: Label>(
             (rel & above).count_ones() as usize
         };
         for (o, m) in out.iter_mut().zip(&plan.metrics) {
-            *o = value(m, pairs, ideal, n, count);
+            *o = value(m, pairs, ideal, n, plan.discounts, count);
         }
         return Some(false);
     }
@@ -755,7 +755,7 @@ unsafe fn kernel<L: Label>(
         place_ideal(labs, ideal);
     }
     for (o, m) in out.iter_mut().zip(&plan.metrics) {
-        *o = value(m, &s.pairs, ideal, n, |d, lv| {
+        *o = value(m, &s.pairs, ideal, n, plan.discounts, |d, lv| {
             super::count_pairs(&s.pairs, d, lv)
         });
     }
