@@ -273,7 +273,10 @@
 //! positive cells counted alone (half its compares): 11.35 and 12.95 ms; the
 //! metrics' divisions made multiplications (map's, mrr's, recall's, P's;
 //! wrong values): 11.15 -> 11.05 ms, the divider is not what the metrics
-//! wait on.
+//! wait on.  Kept: a count pass's two keys set in a small row's register by
+//! one masked 128-bit broadcast when neither cell's score is tied (the
+//! counts widened in their vector; two scalar masked broadcasts in a chain
+//! before): 11.1 -> 10.8 ms in cache, 12.47 -> 12.24 on 100k rows.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};

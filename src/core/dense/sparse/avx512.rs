@@ -639,7 +639,13 @@ unsafe fn kernel<L: Label>(
     // The same ranks, for the scalar stores of the pairs.
     let mut ranks = [0u32; 8];
     // Each positive cell's rank: its slot (its key when `small`).
-    let mut place = |q: usize, j: usize, x: f32, above: u32, equal: u32| {
+    let mut place = |keys: &mut __m512i,
+                     ranks: &mut [u32; 8],
+                     q: usize,
+                     j: usize,
+                     x: f32,
+                     above: u32,
+                     equal: u32| {
         let tied_before = if equal > 1 {
             sc.get(..j)
                 .map_or(0, |b| b.iter().filter(|&&y| y == x).count() as u32)
@@ -650,7 +656,7 @@ unsafe fn kernel<L: Label>(
         let l = labs.get(q).copied().unwrap_or(0.0);
         if small {
             // Lane `q` (a masked broadcast; `q < 8`).
-            keys = _mm512_mask_set1_epi64(keys, 1u8 << (q & 7), key(r, q) as i64);
+            *keys = _mm512_mask_set1_epi64(*keys, 1u8 << (q & 7), key(r, q) as i64);
             ranks[q & 7] = r;
         } else if let (Some(w), Some(slot)) = (
             s.bitmap.get_mut(r as usize / 64),
@@ -671,9 +677,28 @@ unsafe fn kernel<L: Label>(
         let q1 = if q + 1 < p { q + 1 } else { q };
         let ((j0, x0), (j1, x1)) = (cell(q), cell(q1));
         // SAFETY: the CPU has the features.
-        let [(a0, e0), (a1, e1)] = unsafe { count2(sc, x0, x1) };
-        place(q, j0, x0, a0, e0);
-        place(q1, j1, x1, a1, e1);
+        let t = unsafe { count2(sc, x0, x1) };
+        let (t0, t1) = (
+            _mm_cvtsi128_si32(t) as u32,
+            _mm_extract_epi32::<1>(t) as u32,
+        );
+        if small && t0 >> 16 <= 1 && t1 >> 16 <= 1 {
+            // No other cell equals either: the keys of lanes `q` and `q1`
+            // at once (the counts widened, shifted, their lanes or-ed in),
+            // lane `q1` only when it is another cell.
+            let r = _mm_cvtepu32_epi64(_mm_and_si128(t, _mm_set1_epi32(0xffff)));
+            let kv = _mm_or_si128(
+                _mm_slli_epi64::<32>(r),
+                _mm_set_epi64x(q as i64 + 1, q as i64),
+            );
+            let lanes = if q1 > q { 0b11u8 } else { 0b01 };
+            keys = _mm512_mask_broadcast_i64x2(keys, lanes << (q & 6), kv);
+            ranks[q & 7] = t0 & 0xffff;
+            ranks[(q + 1) & 7] = t1 & 0xffff;
+        } else {
+            place(&mut keys, &mut ranks, q, j0, x0, t0 & 0xffff, t0 >> 16);
+            place(&mut keys, &mut ranks, q1, j1, x1, t1 & 0xffff, t1 >> 16);
+        }
         q += 2;
     }
     if small {
@@ -763,7 +788,8 @@ unsafe fn kernel<L: Label>(
 }
 
 /// The cells of `sc` above `x0` and equal to it, and the same for `x1`
-/// (`sc.len() < 2^16`, no NaN), in one pass: 8 lanes, each compare's
+/// (`sc.len() < 2^16`, no NaN), in one pass: lane 0 of the result is
+/// `above + 2^16 * equal` for `x0`, lane 1 for `x1`.  8 lanes, each compare's
 /// all-ones lanes subtracted from a vector of counts (the tail through a
 /// mask), the four vectors summed once, the equal counts in the upper 16
 /// bits.  Why 8 lanes: 16-lane compares write masks, and a popcount of each
@@ -786,7 +812,7 @@ unsafe fn kernel<L: Label>(
 /// As [`row`].
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
+unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> __m128i {
     // SAFETY (both): as this function.
     if x0 != 0.0 && x1 != 0.0 {
         unsafe { count2_in::<true>(sc, x0, x1) }
@@ -808,7 +834,7 @@ unsafe fn count2(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
 /// As [`row`].
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
-unsafe fn count2_in<const BITS: bool>(sc: &[f32], x0: f32, x1: f32) -> [(u32, u32); 2] {
+unsafe fn count2_in<const BITS: bool>(sc: &[f32], x0: f32, x1: f32) -> __m128i {
     let n = sc.len();
     let (xa, xb) = (_mm256_set1_ps(x0), _mm256_set1_ps(x1));
     let z = _mm256_setzero_si256();
@@ -845,10 +871,5 @@ unsafe fn count2_in<const BITS: bool>(sc: &[f32], x0: f32, x1: f32) -> [(u32, u3
     // [a01 a23 b01 b23 | a45 a67 b45 b67] -> [a b a b]
     let h = _mm256_hadd_epi32(a, b);
     let s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
-    let s = _mm_hadd_epi32(s, s);
-    let (ta, tb) = (
-        _mm_cvtsi128_si32(s) as u32,
-        _mm_extract_epi32::<1>(s) as u32,
-    );
-    [(ta & 0xffff, ta >> 16), (tb & 0xffff, tb >> 16)]
+    _mm_hadd_epi32(s, s)
 }
