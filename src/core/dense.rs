@@ -276,7 +276,12 @@
 //! wait on.  Kept: a count pass's two keys set in a small row's register by
 //! one masked 128-bit broadcast when neither cell's score is tied (the
 //! counts widened in their vector; two scalar masked broadcasts in a chain
-//! before): 11.1 -> 10.8 ms in cache, 12.47 -> 12.24 on 100k rows.
+//! before): 11.1 -> 10.8 ms in cache, 12.47 -> 12.24 on 100k rows.  Rows of
+//! 9 or more positive cells take the bitmap's way at some 130 cycles more a
+//! row (`POSITIVES=8`: 13.7 ms, `9`: 18-19); a small row of up to 16 cells
+//! (keys and labels as pairs of registers, the cell's register picked at run
+//! time) was slower for every row: 10.8 -> 14.8 ms, the pairs kept on the
+//! stack.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
