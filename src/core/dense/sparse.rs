@@ -146,8 +146,7 @@ pub(super) struct Plan {
     /// cutoff, 0: none): a row needs its ideal only when its first positive
     /// cell ranks above it ([`needs_ideal`]).
     ideal_depth: usize,
-    /// [`discounts`]: the table the AVX-512 row reads in registers.
-    #[cfg_attr(not(all(target_arch = "x86_64", ranklens_avx512)), allow(dead_code))]
+    /// [`discounts`], looked up once for every row's [`value`].
     discounts: &'static [f64],
 }
 
