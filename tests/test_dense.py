@@ -183,6 +183,19 @@ def test_empty_rows_follow_the_policy():
         ranklens.evaluate_dense(scores, labels, "mrr", empty="drop")
 
 
+def test_row_query_ids_are_lazy_strings_of_the_row_numbers():
+    scores = np.array([[0.1, 0.2], [0.3, 0.4], [0.9, 0.1]])
+    labels = np.array([[1, 0], [1, 0], [0, 0]])
+    ids = ranklens.evaluate_dense(scores, labels, "mrr").query_ids
+    assert len(ids) == 3 and list(ids) == ["0", "1", "2"] and ids == ["0", "1", "2"]
+    assert ids[0] == "0" and ids[-1] == "2" and ids[1:] == ["1", "2"] and ids[::-2] == ["2", "0"]
+    with pytest.raises(IndexError):
+        ids[3]
+    # empty="skip": the kept rows' numbers, still strings.
+    kept = ranklens.evaluate_dense(scores, labels, "mrr", empty="skip").query_ids
+    assert list(kept) == ["0", "1"] and kept[-1] == "1" and kept[:1] == ["0"]
+
+
 def test_k_applies_to_metrics_without_a_cutoff():
     s = np.array([[3.0, 2.0, 1.0]])
     lab = np.array([[0, 0, 1]])

@@ -629,8 +629,10 @@ unsafe fn kernel<L: Label>(
         s.slots.resize(n, 0.0);
     }
     // Up to 8 positive cells (most rows at 5% labels): placed by counts
-    // over a register (`small`); more: through the bitmap of ranks.
+    // over a register (`small`); 9 to 16: by counts over two ([`mid`]);
+    // more: through the bitmap of ranks.
     let small = p <= 8;
+    let mid = !small && p <= 16;
     // The keys `rank << 32 | q` of a small row's cells, `u64::MAX` past `p`,
     // in a register.  Why not an array: the register load of 8 separate
     // stores waits for them (no store forwarding across stores).
@@ -638,6 +640,8 @@ unsafe fn kernel<L: Label>(
     let key = |r: u32, q: usize| (u64::from(r) << 32) | q as u64;
     // The same ranks, for the scalar stores of the pairs.
     let mut ranks = [0u32; 8];
+    // A mid row's ranks.
+    let mut mid_ranks = [0u32; 16];
     // Each positive cell's rank: its slot (its key when `small`).
     let mut place = |keys: &mut __m512i,
                      ranks: &mut [u32; 8],
@@ -658,6 +662,8 @@ unsafe fn kernel<L: Label>(
             // Lane `q` (a masked broadcast; `q < 8`).
             *keys = _mm512_mask_set1_epi64(*keys, 1u8 << (q & 7), key(r, q) as i64);
             ranks[q & 7] = r;
+        } else if mid {
+            mid_ranks[q & 15] = r;
         } else if let (Some(w), Some(slot)) = (
             s.bitmap.get_mut(r as usize / 64),
             s.slots.get_mut(r as usize),
@@ -700,6 +706,11 @@ unsafe fn kernel<L: Label>(
             place(&mut keys, &mut ranks, q1, j1, x1, t1 & 0xffff, t1 >> 16);
         }
         q += 2;
+    }
+    if mid {
+        // SAFETY: the CPU has the features; `9 <= p <= 16`.
+        unsafe { mid_row(&mid_ranks, labs, n, plan, out) };
+        return Some(false);
     }
     if small {
         // Each pair at the count of the smaller keys: every place written
@@ -785,6 +796,108 @@ unsafe fn kernel<L: Label>(
         });
     }
     Some(false)
+}
+
+/// A row of 9 to 16 positive cells (`labs`, their `ranks`): [`kernel`]'s
+/// small row over two registers of keys and two of labels, each pair and each
+/// ideal label placed by the counts over both.  Why not the bitmap's way for
+/// them (its read-modify-writes of the bitmap's words in memory, its walk,
+/// the ideal placed by scalar loops: some 130 cycles more a row than a row of
+/// 8): 6% of the rows at 5% labels of 100.  Why a function of its own: the
+/// small row's registers and code stay as they are (a small row of up to 16
+/// cells, its keys in a pair of registers picked at run time, was slower for
+/// every row: the `dense.rs` notes).
+///
+/// # Safety
+/// As [`row`]; `9 <= labs.len() <= 16`.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt,bmi1,bmi2")]
+unsafe fn mid_row(ranks: &[u32; 16], labs: &[f64], n: usize, plan: &Plan, out: &mut [f64]) {
+    let p = labs.len().min(16);
+    let kh = low_bits(p.saturating_sub(8)) as u8;
+    // The keys `rank << 32 | q`, `u64::MAX` past `p`.
+    // SAFETY: `ranks` has 16 lanes.
+    let (rl, rh) = unsafe {
+        (
+            _mm256_loadu_si256(ranks.as_ptr() as *const __m256i),
+            _mm256_loadu_si256(ranks.as_ptr().add(8) as *const __m256i),
+        )
+    };
+    let keys_of = |r: __m256i, q0: i64| {
+        _mm512_or_si512(
+            _mm512_slli_epi64::<32>(_mm512_cvtepu32_epi64(r)),
+            _mm512_add_epi64(
+                _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm512_set1_epi64(q0),
+            ),
+        )
+    };
+    let kl = keys_of(rl, 0);
+    let kh_keys = _mm512_mask_mov_epi64(_mm512_set1_epi64(-1), kh, keys_of(rh, 8));
+    let below = |x: __m512i| {
+        _mm512_cmplt_epu64_mask(kl, x).count_ones()
+            + _mm512_cmplt_epu64_mask(kh_keys, x).count_ones()
+    };
+    let mut pairs = [Pair(0, 0.0); 16];
+    for (q, (&r, &l)) in ranks.iter().zip(labs).enumerate() {
+        let at = below(_mm512_set1_epi64(((u64::from(r) << 32) | q as u64) as i64));
+        if let Some(x) = pairs.get_mut(at as usize) {
+            *x = Pair(r, l);
+        }
+    }
+    let Some(pairs) = pairs.get(..p) else {
+        return;
+    };
+    // The labels in two registers (0 past `p`).
+    // SAFETY: the lanes loaded lie inside `labs` (`8 < p <= 16`).
+    let (ll, lh) = unsafe {
+        (
+            _mm512_loadu_pd(labs.as_ptr()),
+            _mm512_maskz_loadu_pd(kh, labs.as_ptr().add(8)),
+        )
+    };
+    let mut ideal = [0.0f64; 16];
+    if pairs.first().is_some_and(|x| plan.needs_ideal(x.0)) {
+        // [`place_ideal`]'s places: the larger labels and the equal ones
+        // before, counted over both registers (the padding, 0, below every
+        // positive label).
+        for (q, &l) in labs.iter().enumerate() {
+            let b = _mm512_set1_pd(l);
+            let above = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(ll, b).count_ones()
+                + _mm512_cmp_pd_mask::<_CMP_GT_OQ>(lh, b).count_ones();
+            let before = low_bits(q) as u16;
+            let tied = (_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(ll, b) & before as u8).count_ones()
+                + (_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(lh, b) & (before >> 8) as u8).count_ones();
+            if let Some(x) = ideal.get_mut((above + tied) as usize) {
+                *x = l;
+            }
+        }
+    }
+    let Some(ideal) = ideal.get(..p) else {
+        return;
+    };
+    // The metrics' counts over the registers, as the small row's.
+    let count = |depth: Option<usize>, lv: f64| {
+        let v = _mm512_set1_pd(lv);
+        let (rl, rh) = (
+            _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ll, v),
+            _mm512_mask_cmp_pd_mask::<_CMP_GE_OQ>(kh, lh, v),
+        );
+        let (al, ah) = match depth {
+            Some(d) => {
+                let x = _mm512_set1_epi64(((d as u64) << 32) as i64);
+                (
+                    _mm512_cmplt_epu64_mask(kl, x),
+                    _mm512_cmplt_epu64_mask(kh_keys, x),
+                )
+            }
+            None => (0xff, 0xff),
+        };
+        ((rl & al).count_ones() + (rh & ah).count_ones()) as usize
+    };
+    for (o, m) in out.iter_mut().zip(&plan.metrics) {
+        *o = value(m, pairs, ideal, n, plan.discounts, count);
+    }
 }
 
 /// The cells of `sc` above `x0` and equal to it, and the same for `x1`
