@@ -282,6 +282,23 @@
 //! (keys and labels as pairs of registers, the cell's register picked at run
 //! time) was slower for every row: 10.8 -> 14.8 ms, the pairs kept on the
 //! stack.
+//!
+//! Rows of 9 to 16 positive cells (`sparse/avx512.rs` `mid_row`; 2026-11-28,
+//! the same VM): placed by counts over two registers of keys and two of
+//! labels, in a function of their own so that the small row's code is
+//! unchanged: 12.03 -> 11.78 ms on 100k rows in `dense_timing`
+//! (`POSITIVES=12`: 23.0 -> 19.7 ms), in the wheel 12.34-12.38 ->
+//! 12.13-12.29 ms (both builds' native calls in one process, alternated,
+//! mins of 40).  The same
+//! with the small row's array of ranks widened to 16 for it: rows of 8 cells
+//! 13.7 -> 14.3 ms, no gain overall.  Not kept (the wheel measured the same
+//! way): the kept labels' bits converted after the scan rather than in it
+//! (a load of the compressed stores, converted, stored back): 10.8 -> 11.9
+//! ms in cache, the load waiting for the stores it spans; the result written
+//! into uninitialised capacity through a per-thread buffer of a block's
+//! values, so that the 4 MB result is not zeroed first (`memset`, 1-2% of
+//! the call in `perf`): 12.3 -> 13.2 ms; every row's cells asked for 8 rows
+//! ahead (`Layout::prefetch`, as for gapped rows): 12.3 -> 14.8 ms.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
