@@ -855,6 +855,18 @@ fn rows_at_the_sparse_paths_limit_of_positive_labels() {
     }
 }
 
+/// Labels 1..3 at `k <= row.len()` random columns of a row of zeros.
+fn place_positive_labels(row: &mut [i64], k: usize, next: &mut impl FnMut() -> u64) {
+    let mut placed = 0;
+    while placed < k {
+        let j = (next() % row.len() as u64) as usize;
+        if row[j] == 0 {
+            row[j] = 1 + (next() % 3) as i64;
+            placed += 1;
+        }
+    }
+}
+
 /// Every count of positive cells a row of 100 can have on the sparse path (0
 /// to its limit of 28, and one more): the AVX-512 row's three ways (up to 8
 /// cells in one register, 9 to 16 in two, more through the bitmap of ranks),
@@ -880,16 +892,8 @@ fn every_count_of_positive_cells_in_a_row_of_100() {
                     }
                 })
                 .collect();
-            // `p` positive cells at random columns.
             let mut li = vec![0i64; n];
-            let mut placed = 0;
-            while placed < p {
-                let j = (next() % n as u64) as usize;
-                if li[j] == 0 {
-                    li[j] = 1 + (next() % 3) as i64;
-                    placed += 1;
-                }
-            }
+            place_positive_labels(&mut li, p, &mut next);
             let l64: Vec<f64> = li
                 .iter()
                 .map(|&x| if x == 2 { 1.5 } else { x as f64 })
@@ -1153,14 +1157,7 @@ fn dense_timing() {
     {
         for row in labels.chunks_mut(cols) {
             row.fill(0);
-            let mut placed = 0;
-            while placed < k {
-                let j = (next() % cols as u64) as usize;
-                if row[j] == 0 {
-                    row[j] = 1 + (next() % 3) as i64;
-                    placed += 1;
-                }
-            }
+            place_positive_labels(row, k, &mut next);
         }
     }
     let sc = Numbers::F32(Matrix::contiguous(&scores, rows, cols).unwrap());
