@@ -43,6 +43,7 @@ fmt:
 lint: install
 	cargo fmt --check
 	cargo clippy --all-targets --all-features -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --quiet
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(PY) scripts/check_layers.py

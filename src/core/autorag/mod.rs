@@ -15,7 +15,7 @@
 //! * map = mean over groups of AP_g, AP_g = mean over the ranks i where
 //!   `pred[i]` is a member of g of (members of g in the top i) / i, 0 for a
 //!   missed group;
-//! * ndcg = DCG / IDCG, DCG = sum over ranks i of [pred[i] in some group] /
+//! * ndcg = DCG / IDCG, DCG = sum over ranks i of `[pred[i] in some group]` /
 //!   log2(i + 1) (duplicates count each time), IDCG = sum of 1 / log2(i + 1)
 //!   over i <= min(F, P); 0 when IDCG is 0.
 //!

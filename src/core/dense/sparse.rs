@@ -144,7 +144,7 @@ pub(super) struct Plan {
     pub(super) simd: Simd,
     /// The largest cutoff of an ndcg metric (`usize::MAX`: one without a
     /// cutoff, 0: none): a row needs its ideal only when its first positive
-    /// cell ranks above it ([`needs_ideal`]).
+    /// cell ranks above it ([`Plan::needs_ideal`]).
     ideal_depth: usize,
     /// [`discounts`], looked up once for every row's [`value`].
     discounts: &'static [f64],

@@ -155,7 +155,7 @@ fn cut(q: &Query<'_>, k: Option<usize>) -> usize {
     k.unwrap_or(q.ranked.len())
 }
 
-/// sum_{i < depth} gains[i] * weight(i), in rank order.
+/// `sum_{i < depth} gains[i] * weight(i)`, in rank order.
 fn weighted(gains: &[f64], weight: impl Fn(usize) -> f64) -> f64 {
     gains
         .iter()

@@ -16,7 +16,7 @@
 //!   linearity of expectation: E[relevant in the window] = sum of `c r / m`.
 //! * `f1`: at a fixed window P and R are both linear in the same count X,
 //!   `2PR/(P+R) = 2X/(d + R)` (d = k, or the number of scored documents without
-//!   a cutoff), so E[f1] = 2 E[X] / (d + R).
+//!   a cutoff), so `E[f1] = 2 E[X] / (d + R)`.
 //! * `hit_rate`: 1 if a group wholly inside the window holds a relevant
 //!   document; else, for the group the window cuts, 1 - C(m-r, c) / C(m, c)
 //!   (hypergeometric: no relevant among the c drawn).

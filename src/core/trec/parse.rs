@@ -289,7 +289,7 @@ pub(super) fn parse_line(line: &[u8], kind: Kind) -> std::result::Result<Option<
     row_of(split_slow(line, kind), kind)
 }
 
-/// [`parse_line`] after splitting.
+/// A split line's row (`parse_line`'s, after splitting).
 #[inline(always)]
 fn row_of((f, n): Split<'_>, kind: Kind) -> std::result::Result<Option<Row<'_>>, String> {
     let [qid, _iter, doc, rank_or_label, score, tag] = f;

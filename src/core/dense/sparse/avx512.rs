@@ -15,10 +15,11 @@
 //! cell's place among the pairs is the number of smaller ranks (one compare
 //! of its key against the row's 8 keys in a register, a popcount), and its
 //! place in the ideal the number of larger labels and of equal ones before
-//! it.  More are placed through a bitmap of the row's ranks: each label goes
-//! to slot `rank`, and the set bits, walked in order, give the pairs in rank
-//! order.  Rows come
-//! by blocks ([`rows`]): the dtypes are matched once a block.
+//! it.  9 to 16 are placed the same way over two registers ([`mid_row`]).
+//! More are placed through a bitmap of the row's ranks: each label goes to
+//! slot `rank`, and the set bits, walked in order, give the pairs in rank
+//! order.  Rows come by blocks ([`rows`]): the dtypes are matched once a
+//! block.
 //!
 //! Same values bit for bit as the shared code: the same positive cells in
 //! column order, the same ranks (cells above, plus equal cells in lower
