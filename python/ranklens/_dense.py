@@ -245,7 +245,7 @@ def _results(
     rows: range | np.ndarray = range(len(values)) if keys is None else keys
     ignored: list[str] = []
     if empty == "skip" and empty_rows.any():
-        ids = np.arange(len(values)) if keys is None else keys
+        ids = np.asarray(rows)
         ignored = [str(r) for r in ids[empty_rows].tolist()]
         keep = ~empty_rows
         values, rows = values[keep], ids[keep]

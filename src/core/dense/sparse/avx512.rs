@@ -638,7 +638,6 @@ unsafe fn kernel<L: Label>(
     // in a register.  Why not an array: the register load of 8 separate
     // stores waits for them (no store forwarding across stores).
     let mut keys = _mm512_set1_epi64(-1);
-    let key = |r: u32, q: usize| (u64::from(r) << 32) | q as u64;
     // The same ranks, for the scalar stores of the pairs.
     let mut ranks = [0u32; 8];
     // A mid row's ranks.
@@ -661,7 +660,7 @@ unsafe fn kernel<L: Label>(
         let l = labs.get(q).copied().unwrap_or(0.0);
         if small {
             // Lane `q` (a masked broadcast; `q < 8`).
-            *keys = _mm512_mask_set1_epi64(*keys, 1u8 << (q & 7), key(r, q) as i64);
+            *keys = _mm512_mask_set1_epi64(*keys, 1u8 << (q & 7), rank_key(r, q) as i64);
             ranks[q & 7] = r;
         } else if mid {
             mid_ranks[q & 15] = r;
@@ -724,8 +723,8 @@ unsafe fn kernel<L: Label>(
         // same way in place of its own network.
         let mut pairs = [Pair(0, 0.0); 8];
         for (q, (&r, &l)) in ranks.iter().zip(labs).enumerate() {
-            let at =
-                _mm512_cmplt_epu64_mask(keys, _mm512_set1_epi64(key(r, q) as i64)).count_ones();
+            let at = _mm512_cmplt_epu64_mask(keys, _mm512_set1_epi64(rank_key(r, q) as i64))
+                .count_ones();
             if let Some(x) = pairs.get_mut(at as usize) {
                 *x = Pair(r, l);
             }
@@ -799,6 +798,13 @@ unsafe fn kernel<L: Label>(
     Some(false)
 }
 
+/// The key of positive cell `q` of rank `r`, `r << 32 | q`: keys order as
+/// the ranks, which are distinct (a small row's and [`mid_row`]'s places).
+#[inline(always)]
+fn rank_key(r: u32, q: usize) -> u64 {
+    (u64::from(r) << 32) | q as u64
+}
+
 /// A row of 9 to 16 positive cells (`labs`, their `ranks`): [`kernel`]'s
 /// small row over two registers of keys and two of labels, each pair and each
 /// ideal label placed by the counts over both.  Why not the bitmap's way for
@@ -841,7 +847,7 @@ unsafe fn mid_row(ranks: &[u32; 16], labs: &[f64], n: usize, plan: &Plan, out: &
     };
     let mut pairs = [Pair(0, 0.0); 16];
     for (q, (&r, &l)) in ranks.iter().zip(labs).enumerate() {
-        let at = below(_mm512_set1_epi64(((u64::from(r) << 32) | q as u64) as i64));
+        let at = below(_mm512_set1_epi64(rank_key(r, q) as i64));
         if let Some(x) = pairs.get_mut(at as usize) {
             *x = Pair(r, l);
         }
