@@ -718,17 +718,58 @@ fn label_scan_steps_see_every_label() {
             }
         }
     }
-    // A NaN score at every column: the same.
-    for n in [7usize, 16, 17, 40, 100] {
+    // A NaN score at every column: the same, in rows of few positive cells
+    // (found by the first pass of counts), of 9 to 16 (n = 60: 12) and of
+    // more (n = 100: 20), and in rows whose positive labels are none
+    // relevant (0.5: the scan before the early return).
+    for n in [7usize, 16, 17, 40, 60, 100] {
         let li: Vec<i64> = (0..n).map(|c| i64::from(c % 5 == 1)).collect();
+        let lf: Vec<f64> = (0..n).map(|c| if c % 5 == 1 { 0.5 } else { 0.0 }).collect();
+        let labels = [
+            Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap()),
+            Numbers::F64(Matrix::contiguous(&lf, 1, n).unwrap()),
+        ];
+        for lb in &labels {
+            for j in 0..n {
+                let mut s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32).collect();
+                s32[j] = f32::NAN;
+                let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
+                let what = format!("n={n} NaN score at {j} {lb:?}");
+                let general = assert_sparse_is_general(&sc, lb, &m, Empty::Zero, &what);
+                assert!(general.is_err(), "{what}");
+            }
+        }
+    }
+}
+
+/// Infinite scores are scores: `+inf` and `-inf` in one row (whose sum, by
+/// which the first pass of counts looks for a NaN, is NaN) and either alone,
+/// at every pair of columns, positive cells among them: the general path's
+/// values, bit for bit, with every instruction set the CPU runs.
+#[test]
+fn infinite_scores_rank_as_the_general_path() {
+    let m = sparse_metrics(false);
+    for n in [9usize, 17, 40] {
+        let li: Vec<i64> = (0..n)
+            .map(|c| i64::from(c % 3 == 1) * (1 + (c % 2) as i64))
+            .collect();
         let lb = Numbers::I64(Matrix::contiguous(&li, 1, n).unwrap());
-        for j in 0..n {
-            let mut s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32).collect();
-            s32[j] = f32::NAN;
-            let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
-            let what = format!("n={n} NaN score at {j}");
-            let general = assert_sparse_is_general(&sc, &lb, &m, Empty::Zero, &what);
-            assert!(general.is_err(), "{what}");
+        for (top, bottom) in [
+            (f32::INFINITY, f32::NEG_INFINITY),
+            (f32::INFINITY, 0.5),
+            (2.0, f32::NEG_INFINITY),
+        ] {
+            for a in 0..n {
+                for b in (0..n).filter(|&b| b != a) {
+                    let mut s32: Vec<f32> = (0..n).map(|c| ((c * 37) % 11) as f32 / 8.0).collect();
+                    s32[a] = top;
+                    s32[b] = bottom;
+                    let sc = Numbers::F32(Matrix::contiguous(&s32, 1, n).unwrap());
+                    let what = format!("n={n} {top} at {a}, {bottom} at {b}");
+                    let general = assert_sparse_is_general(&sc, &lb, &m, Empty::Zero, &what);
+                    assert!(general.is_ok(), "{what}");
+                }
+            }
         }
     }
 }
