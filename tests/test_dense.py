@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import subprocess
 import sys
 import types
 
@@ -440,6 +441,62 @@ def test_threads_give_the_same_values():
     one = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=1).values
     two = ranklens.evaluate_dense(s, lab, ["ndcg@10", "map"], threads=2).values
     np.testing.assert_array_equal(one, two)
+
+
+def test_calls_of_one_task_run_on_the_calling_thread_with_the_same_values():
+    # Up to 64 rows (one task of the row loops) run on the calling thread: the
+    # same values and errors as those rows inside a larger call on the pool.
+    rng = np.random.default_rng(4)
+    s = rng.random((130, 20), dtype=np.float32)
+    lab = (rng.random((130, 20)) < 0.2) * rng.integers(1, 4, (130, 20))
+    ms = ["ndcg@10", "map", "mrr", "bpref"]  # bpref: the general path
+    big = ranklens.evaluate_dense(s, lab, ms, threads=2).values
+    for rows in (1, 63, 64):
+        for threads in (None, 1, 2):
+            small = ranklens.evaluate_dense(s[:rows], lab[:rows], ms, threads=threads)
+            np.testing.assert_array_equal(small.values, big[:rows])
+    ids = np.argsort(-s, axis=1)[:, :10]
+    rel = np.take_along_axis(lab, ids, axis=1)
+    big_topk = ranklens.evaluate_topk(ids, rel, ["ndcg@10", "map"], threads=2).values
+    np.testing.assert_array_equal(
+        ranklens.evaluate_topk(ids[:5], rel[:5], ["ndcg@10", "map"]).values, big_topk[:5]
+    )
+    bad = s[:3].copy()
+    bad[2, 7] = np.nan
+    with pytest.raises(RanklensInputError, match=r"\[2, 7\]"):
+        ranklens.evaluate_dense(bad, lab[:3], "map")
+    with pytest.raises(RanklensInputError, match="threads must be a positive int"):
+        ranklens.evaluate_dense(s[:1], lab[:1], "map", threads=0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_call_of_one_task_starts_no_thread():
+    # In a fresh process: calls of up to 64 rows leave the number of the
+    # process's threads as it was (no pool made, none woken); 65 rows on two
+    # threads start the pool's (the probe sees threads).
+    code = """
+import numpy as np, ranklens
+def threads():
+    for line in open("/proc/self/status"):
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+s = np.random.default_rng(0).random((65, 30), dtype=np.float32)
+lab = (s > 0.8) * 2
+before = threads()
+for t in (None, 1, 2):
+    ranklens.evaluate_dense(s[:64], lab[:64], ["ndcg@10", "map"], threads=t)
+    ranklens.evaluate_dense(s[:1], lab[:1], "bpref", threads=t)
+    ranklens.evaluate_topk(np.arange(10)[None, :], lab[:1, :10], "map", threads=t)
+small = threads()
+ranklens.evaluate_dense(s, lab, "map", threads=2)
+print(before, small, threads())
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    before, small, large = map(int, out)
+    assert small == before
+    assert large > before
 
 
 # The families of the sparse fast path (src/core/dense/sparse.rs); a metric outside

@@ -273,7 +273,9 @@ def evaluate_dense(
     k=10`` is ``ndcg@10`` and ``recall@10``).  ``relevance_level``: a label >= it is
     relevant.  ``ties``, ``empty``, ``mask`` / ``lengths`` and the accepted dtypes:
     see the module documentation (:mod:`ranklens._dense`).  ``threads``: worker
-    threads (default: ``RANKLENS_NUM_THREADS``, else one per core).
+    threads (default: ``RANKLENS_NUM_THREADS``, else one per core); a call of at
+    most 64 rows runs on the calling thread (one sample at a time costs no
+    thread hand-over: about 20 us a call of one row of 100).
 
     Returns :class:`~ranklens.Results` with query ids ``"0"`` .. ``"n-1"`` and
     ``res.values`` the ``rows x metrics`` array in row order.

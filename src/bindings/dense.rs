@@ -153,9 +153,11 @@ pub(super) fn evaluate_dense<'py>(
         (None, None) => Valid::All,
     };
     let rows = s.shape().0;
+    // A call of one task's rows runs here: the pool's hand-over would cost
+    // more than its work (`eval::with_threads_or_inline`).
     let out = py
         .detach(|| {
-            eval::with_threads(threads, || {
+            eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
                 dense::evaluate_dense(&s, &l, &valid, &specs, relevance_level, ties, empty)
             })
         })
@@ -198,7 +200,7 @@ pub(super) fn evaluate_topk<'py>(
     let rows = ids_m.rows();
     let out = py
         .detach(|| {
-            eval::with_threads(threads, || {
+            eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
                 dense::evaluate_topk(&ids_m, &rel, &specs, relevance_level, empty)
             })
         })

@@ -1015,8 +1015,15 @@ fn matrix_cell(i: usize, cols: &[u32]) -> impl Fn(usize) -> String + '_ {
     move |j| format!("[{i}, {}]", cols.get(j).map_or(j, |&c| c as usize))
 }
 
+/// Rows one task of the loops over rows holds (`run_rows`, `run_blocks`):
+/// a call of at most this many rows runs them in order on the calling thread,
+/// without rayon (so a binding may call it without the pool:
+/// `eval::with_threads_or_inline`).
+pub const TASK_ROWS: usize = sparse::BLOCK;
+
 /// The parallel loop over rows: `row(scratch, i, out)` writes row `i`'s
-/// values and says whether it was empty.
+/// values and says whether it was empty.  Tasks of [`TASK_ROWS`] rows at
+/// least; one task's rows in order on this thread.
 fn run_rows(
     rows: usize,
     nm: usize,
@@ -1024,15 +1031,22 @@ fn run_rows(
 ) -> Result<DenseEvaluation> {
     let mut values = vec![0.0; rows * nm];
     let mut flags = vec![false; rows];
-    values
-        .par_chunks_mut(nm)
-        .zip(flags.par_iter_mut())
-        .enumerate()
-        .with_min_len(64)
-        .try_for_each_init(Scratch::default, |s, (i, (out, flag))| {
-            *flag = row(s, i, out)?;
-            Ok::<(), Error>(())
-        })?;
+    if rows <= TASK_ROWS {
+        let mut s = Scratch::default();
+        for (i, (out, flag)) in values.chunks_mut(nm.max(1)).zip(&mut flags).enumerate() {
+            *flag = row(&mut s, i, out)?;
+        }
+    } else {
+        values
+            .par_chunks_mut(nm)
+            .zip(flags.par_iter_mut())
+            .enumerate()
+            .with_min_len(TASK_ROWS)
+            .try_for_each_init(Scratch::default, |s, (i, (out, flag))| {
+                *flag = row(s, i, out)?;
+                Ok::<(), Error>(())
+            })?;
+    }
     Ok(DenseEvaluation {
         values,
         empty: flags,
@@ -1050,13 +1064,17 @@ fn run_blocks(
     let mut values = vec![0.0; rows * nm];
     let mut flags = vec![false; rows];
     let b = sparse::BLOCK;
-    values
-        .par_chunks_mut((b * nm).max(1))
-        .zip(flags.par_chunks_mut(b))
-        .enumerate()
-        .try_for_each_init(Scratch::default, |s, (c, (out, fl))| {
-            block(s, c * b, out, fl)
-        })?;
+    if rows <= TASK_ROWS {
+        block(&mut Scratch::default(), 0, &mut values, &mut flags)?;
+    } else {
+        values
+            .par_chunks_mut((b * nm).max(1))
+            .zip(flags.par_chunks_mut(b))
+            .enumerate()
+            .try_for_each_init(Scratch::default, |s, (c, (out, fl))| {
+                block(s, c * b, out, fl)
+            })?;
+    }
     Ok(DenseEvaluation {
         values,
         empty: flags,

@@ -863,6 +863,27 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
     }
 }
 
+/// [`with_threads`], or `f` on the calling thread when `one_task`: work that
+/// is one task of the pool's loops, which the pool would run on one of its
+/// threads after waking it, while the caller waits.  `threads` is checked
+/// either way.  Why: the hand-over cost more than the work of a small call
+/// (one row of 100 cells through `evaluate_dense`: median 17 us native, of
+/// which the work is 1-2; the pool's thread asleep between calls).  `f` must
+/// then not use rayon: its loops run in order when they hold one task
+/// (`dense::TASK_ROWS`), else they would start rayon's global pool, which a
+/// forked child inherits without its threads ([`pool`]).
+pub fn with_threads_or_inline<R: Send>(
+    threads: Option<usize>,
+    one_task: bool,
+    f: impl FnOnce() -> R + Send,
+) -> Result<R> {
+    if one_task {
+        thread_count(threads)?;
+        return Ok(f());
+    }
+    with_threads(threads, f)
+}
+
 /// The number of threads [`with_threads`] runs on: `threads`, else the
 /// `RANKLENS_NUM_THREADS` environment variable, else `None` (the default
 /// pool); an error for 0 or an unreadable variable.
