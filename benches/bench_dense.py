@@ -17,7 +17,9 @@ same process (the numpy pass and ``evaluate_dense`` in turn, call for call):
   cells with sorted and with shuffled ``indexes``;
 * ANN recall@10 and @100 on ``--rows`` x 100 neighbour ids: ``knn_recall`` against
   the numpy sort idiom (sort the concatenated rows, count equal neighbours) and
-  one numpy pass (compare the two arrays cell by cell).
+  one numpy pass (compare the two arrays cell by cell);
+* one row at a time (a RAG pipeline's call): the median ``evaluate_dense`` call on
+  one row, and sklearn's ``ndcg_score(k=10)`` on it.
 
 Memory: the peak RSS added by ``evaluate_dense`` over the inputs, measured in a
 child process that resets its high-water mark (``/proc/self/clear_refs``) after
@@ -196,6 +198,25 @@ def main() -> None:
         add(f"recall@{k}: numpy sort idiom", t_sort, t_one, "numpy pass")
         add(f"recall@{k}: knn_recall", t_rl, t_one, "numpy pass")
         add(f"  speed-up over the sort idiom @{k}", t_sort / t_rl)
+
+    # One sample at a time (a RAG pipeline's call): one row of `--cols`, the
+    # median of 2000 calls (a call of up to 64 rows runs on the calling thread).
+    one_s, one_l = scores[:1], labels[:1]
+
+    def median_call(f) -> float:
+        ts = []
+        for _ in range(2000):
+            t = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t)
+        return sorted(ts)[len(ts) // 2]
+
+    t_row = median_call(lambda: ranklens.evaluate_dense(one_s, one_l, METRICS))
+    print(f"{'one row: evaluate_dense, 5 metrics (median call)':<56} {t_row * 1e6:9.1f} us")
+    if ndcg_score is not None:
+        t_skr = median_call(lambda: ndcg_score(one_l, one_s, k=10))
+        print(f"{'one row: sklearn ndcg_score(k=10) (median call)':<56} {t_skr * 1e6:9.1f} us"
+              f"  {t_skr / t_row:.1f}x evaluate_dense")  # fmt: skip
 
     if sys.platform == "linux":
         cmd = [sys.executable, __file__, "--memory-child", f"--rows={a.rows}",

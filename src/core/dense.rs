@@ -98,7 +98,8 @@
 //! runs a 512-bit operation as two 256-bit halves, so masks into a vector of
 //! counts gain nothing over 8 lanes either); four positive cells a pass
 //! (15.3 -> 17.3 ms: the padding's wasted counts); the NaN scan folded into
-//! the first pass of the rank counts (no change); the ideal sorted before
+//! the first pass of the rank counts (no change then; as a sum of the scores
+//! it pays a little and is kept: `sparse/avx512.rs` `count2`); the ideal sorted before
 //! the rank counts, which it does not wait on (15.3 -> 16.9 ms: its 8
 //! values kept across the counts); the ideal alone by 19
 //! scalar compare-exchanges (as a loop over their pairs: a branch each;
@@ -316,6 +317,29 @@
 //! columns and labels stored as 256-bit halves (the upper halves only when
 //! their lanes are kept), half the store traffic: 11.79 -> 11.75 ms on 100k
 //! rows (medians of 6), 10.63 -> 10.59 in cache, within the noise.
+//!
+//! Measured on `273f3ed` (2026-11-28, the same VM and harness, each part cut
+//! out in turn, wrong values; in cache / on 100k rows): the label scan and
+//! the row's fixed costs 1.8 / 3.5 ms, the NaN scan 0.5 / 1.4 more, the rank
+//! counts 4.7 / 2.9 more, placing a small row's pairs 1.5, its ideal 0.3, the
+//! five metrics 1.85 (10.8 / 12.0 in all).  The metrics computed twice add
+//! 1.9 ms: their work is not hidden behind other rows'.  Their divisions
+//! made multiplications (map's and the ideal DCG's): 0.25 ms less.  One
+//! metric alone (in cache): P@10 8.4 ms, recall@10 8.4, mrr 8.5, map 9.1,
+//! ndcg@10 9.3; all five 10.6.  Rows of a fixed count of positive cells,
+//! weighted as the binomial counts of the rows: 11.2 ms against
+//! 10.9 for the binomial rows themselves.  Kept: the NaN scan as a sum of
+//! the scores in the first pass of counts (`count2`: about 1%).  Not kept:
+//! the equal-score compares replaced by one check a row for ties with a
+//! positive cell (the positive cells' score bits in two tables of 32 slots,
+//! each score looked up in both by `vpermt2d`, the count of matches equal
+//! to the count of positive cells when there is none), so that the passes
+//! count the cells above alone: those passes save 1 ms (10.6 -> 9.65 ms in
+//! cache), but the check cost 3: building the tables 1.8 ms (by masked
+//! broadcasts from general registers, or by scalar stores and wide loads
+//! of them), its pass over the scores 1.3; 10.6 -> 12.7-13.1 ms.  A small
+//! row's array of pairs zeroed by vector stores (`mem::zeroed`) before its
+//! scalar stores: 10.6 -> 10.9 ms.
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
