@@ -467,13 +467,31 @@ def test_calls_of_one_task_run_on_the_calling_thread_with_the_same_values():
         ranklens.evaluate_dense(bad, lab[:3], "map")
     with pytest.raises(RanklensInputError, match="threads must be a positive int"):
         ranklens.evaluate_dense(s[:1], lab[:1], "map", threads=0)
+    # knn_recall: up to 256 rows on the calling thread, the same values.
+    approx = rng.integers(0, 50, (300, 10))
+    exact = np.argsort(rng.random((300, 50)), axis=1)[:, :10]
+    da, de = rng.random((300, 10)), np.sort(rng.random((300, 10)), axis=1)
+    big_ids = ranklens.knn_recall(approx, exact, 10, threads=2)
+    big_d = ranklens.knn_recall(approx, exact, 10, distances=(da, de), threads=2)
+    for rows in (1, 256):
+        np.testing.assert_array_equal(
+            ranklens.knn_recall(approx[:rows], exact[:rows], 10), big_ids[:rows]
+        )
+        np.testing.assert_array_equal(
+            ranklens.knn_recall(approx[:rows], exact[:rows], 10, distances=(da[:rows], de[:rows])),
+            big_d[:rows],
+        )
+    de_nan = de[:2].copy()
+    de_nan[1, 9] = np.nan
+    with pytest.raises(RanklensInputError, match=r"\[1, 9\]"):
+        ranklens.knn_recall(approx[:2], exact[:2], 10, distances=(da[:2], de_nan))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_a_call_of_one_task_starts_no_thread():
-    # In a fresh process: calls of up to 64 rows leave the number of the
-    # process's threads as it was (no pool made, none woken); 65 rows on two
-    # threads start the pool's (the probe sees threads).
+    # In a fresh process: calls of up to 64 rows (256 for knn_recall) leave the
+    # number of the process's threads as it was (no pool made, none woken); 65
+    # rows on two threads start the pool's (the probe sees threads).
     code = """
 import numpy as np, ranklens
 def threads():
@@ -487,6 +505,9 @@ for t in (None, 1, 2):
     ranklens.evaluate_dense(s[:64], lab[:64], ["ndcg@10", "map"], threads=t)
     ranklens.evaluate_dense(s[:1], lab[:1], "bpref", threads=t)
     ranklens.evaluate_topk(np.arange(10)[None, :], lab[:1, :10], "map", threads=t)
+    ids = np.arange(10)[None, :]
+    ranklens.knn_recall(ids, ids, 10, threads=t)
+    ranklens.knn_recall(ids, ids, 10, distances=(s[:1, :10], s[:1, :10]), threads=t)
 small = threads()
 ranklens.evaluate_dense(s, lab, "map", threads=2)
 print(before, small, threads())

@@ -220,8 +220,9 @@ pub(super) fn knn_recall<'py>(
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (a, e) = (matrix(&approx)?, matrix(&exact)?);
+    let one_task = a.rows() <= dense::KNN_TASK_ROWS;
     let out = py
-        .detach(|| eval::with_threads(threads, || dense::knn_recall(&a, &e, k)))
+        .detach(|| eval::with_threads_or_inline(threads, one_task, || dense::knn_recall(&a, &e, k)))
         .and_then(|x| x)
         .map_err(|e| to_py(py, e))?;
     Ok(out.into_pyarray(py))
@@ -239,8 +240,13 @@ pub(super) fn knn_recall_distances<'py>(
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (a, e) = (matrix(&approx)?, matrix(&exact)?);
+    let one_task = a.rows() <= dense::KNN_TASK_ROWS;
     let out = py
-        .detach(|| eval::with_threads(threads, || dense::knn_recall_distances(&a, &e, k, epsilon)))
+        .detach(|| {
+            eval::with_threads_or_inline(threads, one_task, || {
+                dense::knn_recall_distances(&a, &e, k, epsilon)
+            })
+        })
         .and_then(|x| x)
         .map_err(|e| to_py(py, e))?;
     Ok(out.into_pyarray(py))

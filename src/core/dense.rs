@@ -1637,6 +1637,12 @@ pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -
     }
 }
 
+/// Rows of [`knn_recall`] and [`knn_recall_distances`] run in order on the
+/// calling thread, without rayon, when there are no more (one task of their
+/// loops), so that a binding may call them without the pool
+/// (`eval::with_threads_or_inline`).
+pub const KNN_TASK_ROWS: usize = 256;
+
 /// [`knn_recall`]'s loop, prefetching the rows ahead when `AHEAD`.
 fn knn_rows<const AHEAD: bool>(
     approx: &Matrix<'_, i64>,
@@ -1644,26 +1650,29 @@ fn knn_rows<const AHEAD: bool>(
     k: usize,
 ) -> Result<Vec<f64>> {
     let mut out = vec![0.0; approx.rows];
-    out.par_iter_mut()
-        .enumerate()
-        .with_min_len(1024)
-        .for_each_init(
-            || KnnScratch::new(k),
-            |s, (i, o)| {
-                if AHEAD {
-                    approx.prefetch_prefix(i + ROWS_AHEAD, k);
-                    exact.prefetch_prefix(i + ROWS_AHEAD, k);
-                }
-                let a = approx.row_prefix(i, k, &mut s.a);
-                let e = exact.row_prefix(i, k, &mut s.e);
-                let n = if k <= SMALL_K {
-                    shared_small(a, e)
-                } else {
-                    s.set.shared(a, e)
-                };
-                *o = n as f64 / k as f64;
-            },
-        );
+    let row = |s: &mut KnnScratch, (i, o): (usize, &mut f64)| {
+        if AHEAD {
+            approx.prefetch_prefix(i + ROWS_AHEAD, k);
+            exact.prefetch_prefix(i + ROWS_AHEAD, k);
+        }
+        let a = approx.row_prefix(i, k, &mut s.a);
+        let e = exact.row_prefix(i, k, &mut s.e);
+        let n = if k <= SMALL_K {
+            shared_small(a, e)
+        } else {
+            s.set.shared(a, e)
+        };
+        *o = n as f64 / k as f64;
+    };
+    if approx.rows <= KNN_TASK_ROWS {
+        let mut s = KnnScratch::new(k);
+        out.iter_mut().enumerate().for_each(|x| row(&mut s, x));
+    } else {
+        out.par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each_init(|| KnnScratch::new(k), row);
+    }
     Ok(out)
 }
 
@@ -1682,22 +1691,27 @@ pub fn knn_recall_distances(
 ) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
     let mut out = vec![0.0; approx.rows];
-    out.par_iter_mut()
-        .enumerate()
-        .with_min_len(256)
-        .try_for_each(|(i, o)| {
-            let t = exact.get(i, k - 1);
-            if t.is_nan() {
-                return Err(Error::InvalidInput(format!(
-                    "exact distances[{i}, {}] is NaN",
-                    k - 1
-                )));
-            }
-            let t = t + epsilon;
-            let hits = (0..k).filter(|&j| approx.get(i, j) <= t).count();
-            *o = hits as f64 / k as f64;
-            Ok(())
-        })?;
+    let row = |(i, o): (usize, &mut f64)| {
+        let t = exact.get(i, k - 1);
+        if t.is_nan() {
+            return Err(Error::InvalidInput(format!(
+                "exact distances[{i}, {}] is NaN",
+                k - 1
+            )));
+        }
+        let t = t + epsilon;
+        let hits = (0..k).filter(|&j| approx.get(i, j) <= t).count();
+        *o = hits as f64 / k as f64;
+        Ok(())
+    };
+    if approx.rows <= KNN_TASK_ROWS {
+        out.iter_mut().enumerate().try_for_each(row)?;
+    } else {
+        out.par_iter_mut()
+            .enumerate()
+            .with_min_len(KNN_TASK_ROWS)
+            .try_for_each(row)?;
+    }
     Ok(out)
 }
 
