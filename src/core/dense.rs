@@ -1638,8 +1638,8 @@ pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -
 }
 
 /// Rows of [`knn_recall`] and [`knn_recall_distances`] run in order on the
-/// calling thread, without rayon, when there are no more (one task of their
-/// loops), so that a binding may call them without the pool
+/// calling thread, without rayon, when there are no more (inside one task of
+/// either loop: 1024 rows for ids, this many for distances), so that a binding may call them without the pool
 /// (`eval::with_threads_or_inline`).
 pub const KNN_TASK_ROWS: usize = 256;
 

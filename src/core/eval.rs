@@ -870,7 +870,7 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
 /// (one row of 100 cells through `evaluate_dense`: median 17 us native, of
 /// which the work is 1-2; the pool's thread asleep between calls).  `f` must
 /// then not use rayon: its loops run in order when they hold one task
-/// (`dense::TASK_ROWS`), else they would start rayon's global pool, which a
+/// (`dense::TASK_ROWS`, `dense::KNN_TASK_ROWS`), else they would start rayon's global pool, which a
 /// forked child inherits without its threads ([`pool`]).
 pub fn with_threads_or_inline<R: Send>(
     threads: Option<usize>,

@@ -923,8 +923,8 @@ unsafe fn mid_row(ranks: &[u32; 16], labs: &[f64], n: usize, plan: &Plan, out: &
 /// compares and mask moves (10.84-10.92 -> 10.76-10.91 ms in cache,
 /// 11.99-12.07 -> 11.89-12.03 ms on 100k rows; the wheel 12.21 -> 12.14 ms,
 /// mins of 40 alternated calls, 2026-11-28).  8 lanes, each compare's
-/// all-ones lanes subtracted from a vector of counts (the tail through a
-/// mask), the four vectors summed once, the equal counts in the upper 16
+/// all-ones lanes subtracted from a vector of counts (the tail read with NaN
+/// past the row's end, as a whole chunk), the four vectors summed once, the equal counts in the upper 16
 /// bits.  Why 8 lanes: 16-lane compares write masks, and a popcount of each
 /// took 8 cycles per 16 cells (the mask moves to general registers), masks
 /// added into a vector of counts 4% more than this (Zen 4 runs a 512-bit
