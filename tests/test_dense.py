@@ -467,6 +467,26 @@ def test_calls_of_one_task_run_on_the_calling_thread_with_the_same_values():
         ranklens.evaluate_dense(bad, lab[:3], "map")
     with pytest.raises(RanklensInputError, match="threads must be a positive int"):
         ranklens.evaluate_dense(s[:1], lab[:1], "map", threads=0)
+    # evaluate_flat: up to 64 groups of up to 65,536 cells on the calling thread
+    # (grouped and scored there), sorted or shuffled, the same values as those
+    # rows of the dense call.
+    for rows in (1, 64):
+        preds, target = s[:rows].reshape(-1), lab[:rows].reshape(-1)
+        idx = np.repeat(np.arange(rows) * 7 - 3, 20)
+        perm = rng.permutation(len(idx))
+        for threads in (None, 1, 2):
+            flat = ranklens.evaluate_flat(preds, target, idx, ms, threads=threads)
+            np.testing.assert_array_equal(flat.values, big[:rows])
+            shuffled = ranklens.evaluate_flat(
+                preds[perm], target[perm], idx[perm], ms, threads=threads
+            )
+            np.testing.assert_array_equal(shuffled.values, big[:rows])
+    with pytest.raises(RanklensInputError, match=r"\[47\]"):
+        ranklens.evaluate_flat(
+            bad.reshape(-1), lab[:3].reshape(-1), np.repeat([0, 1, 2], 20), "map"
+        )
+    with pytest.raises(RanklensInputError, match="threads must be a positive int"):
+        ranklens.evaluate_flat(s[0], lab[0], np.zeros(20, np.int64), "map", threads=0)
     # knn_recall: up to 256 rows on the calling thread, the same values.
     approx = rng.integers(0, 50, (300, 10))
     exact = np.argsort(rng.random((300, 50)), axis=1)[:, :10]
@@ -489,9 +509,10 @@ def test_calls_of_one_task_run_on_the_calling_thread_with_the_same_values():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_a_call_of_one_task_starts_no_thread():
-    # In a fresh process: calls of up to 64 rows (256 for knn_recall) leave the
-    # number of the process's threads as it was (no pool made, none woken); 65
-    # rows on two threads start the pool's (the probe sees threads).
+    # In a fresh process: calls of up to 64 rows (256 for knn_recall, 64 groups
+    # for evaluate_flat) leave the number of the process's threads as it was (no
+    # pool made, none woken); 65 rows on two threads start the pool's (the probe
+    # sees threads).
     code = """
 import numpy as np, ranklens
 def threads():
@@ -508,6 +529,9 @@ for t in (None, 1, 2):
     ids = np.arange(10)[None, :]
     ranklens.knn_recall(ids, ids, 10, threads=t)
     ranklens.knn_recall(ids, ids, 10, distances=(s[:1, :10], s[:1, :10]), threads=t)
+    idx = np.repeat(np.arange(64), 30)
+    ranklens.evaluate_flat(s[:64].ravel(), lab[:64].ravel(), idx, "map", threads=t)
+    ranklens.evaluate_flat(s[:64].ravel(), lab[:64].ravel(), idx[::-1].copy(), "mrr", threads=t)
 small = threads()
 ranklens.evaluate_dense(s, lab, "map", threads=2)
 print(before, small, threads())

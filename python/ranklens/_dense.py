@@ -334,6 +334,8 @@ def evaluate_flat(
     linear counting sort of the cells by group (12 bytes a cell, a hash map of the
     distinct values) and reading the cells out of order.  Arrays of any shape are
     read flattened (multi-dimensional non-contiguous ones are copied to do so).
+    ``threads``: as in :func:`evaluate_dense`; a call of at most 64 groups of at
+    most 65,536 cells runs on the calling thread.
 
     Returns :class:`~ranklens.Results` with one row per distinct index value,
     ascending; the query ids are those values as strings.

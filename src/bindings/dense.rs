@@ -293,14 +293,22 @@ pub(super) fn evaluate_flat<'py>(
             s.shape().1
         ))));
     }
+    let score = |groups: dense::FlatGroups| {
+        let out = dense::evaluate_flat(&s, &l, &groups, &specs, relevance_level, ties, empty)?;
+        Ok::<_, Error>((out, groups.keys))
+    };
     let (out, keys) = py
         .detach(|| {
-            eval::with_threads(threads, || {
-                let groups = dense::group_flat(idx);
-                let out =
-                    dense::evaluate_flat(&s, &l, &groups, &specs, relevance_level, ties, empty)?;
-                Ok::<_, Error>((out, groups.keys))
-            })
+            if idx.len() > dense::SORTED_CHUNK {
+                return eval::with_threads(threads, || score(dense::group_flat(idx)));
+            }
+            // A call of one task's cells is grouped here, and of one task's
+            // groups scored here: the pool's hand-over would cost more than
+            // their work (`eval::with_threads_or_inline`).
+            eval::thread_count(threads)?;
+            let groups = dense::group_flat(idx);
+            let one_task = groups.keys.len() <= dense::TASK_ROWS;
+            eval::with_threads_or_inline(threads, one_task, || score(groups))
         })
         .and_then(|x| x)
         .map_err(err)?;

@@ -344,6 +344,26 @@
 //! equal counts: no lookup of all the cells at once is cheaper.  A small
 //! row's array of pairs zeroed by vector stores (`mem::zeroed`) before its
 //! scalar stores: 10.6 -> 10.9 ms.
+//!
+//! Measured on `d0b404c` (2026-11-28, the same VM and harness, load 0.2;
+//! in cache / on 100k rows, 10.6 / 11.9 ms in all): the row's fixed costs
+//! outside the kernel 0.9 ms (the call's too), the label scan 2.35, the rank
+//! counts 3.85, placing a small row's pairs 1.8, its ideal 0.2, ndcg@10 0.8,
+//! map 0.95, mrr 0.2, recall and P 0.5.  Twenty multiplications added at the
+//! end of each small row cost 0.65 ms whether chained (some 60 cycles of
+//! latency) or independent: the end of a row's chain is hidden behind the
+//! next row's work.  Not kept: a small row's pairs placed by sorting 32-bit
+//! keys `rank << 3 | q` in a 256-bit register (Batcher's 19
+//! compare-exchanges in 6 layers; the labels permuted by the sorted keys'
+//! low bits, the pairs stored by two permutes), no mask moved to a general
+//! register: 10.6-10.7 -> 10.7-10.9 ms in cache; the first line of the next
+//! 4 KiB page of each matrix asked for at each row: 11.9 -> 13.4 ms on 100k
+//! rows; and again (each as in the notes above, with the same outcome) the
+//! labels gathered after the scan (11.55 / 12.9), loaded one by one after
+//! it (no change), three cells a pass where three or six remain (no change
+//! / 12.3), a small row's passes summed once (11.2 / 12.4), the next row's
+//! lines asked for at each row (11.35 / 12.6), the pairs' loop over a fixed
+//! 8 lanes (10.8).
 
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, score_ranking, Options, Ties};
@@ -1366,7 +1386,8 @@ pub struct FlatGroups {
 /// Group cells by their `indexes` value: any values, sorted or not; memory
 /// proportional to the number of cells when unsorted (the cell order, 8 bytes
 /// a cell, and each cell's group, 4 bytes), to the number of groups otherwise,
-/// never to the largest index value.
+/// never to the largest index value.  At most [`SORTED_CHUNK`] cells are
+/// grouped on the calling thread, without rayon.
 pub fn group_flat(indexes: &[i64]) -> FlatGroups {
     if let Some(g) = group_sorted(indexes, SORTED_CHUNK) {
         return g;
@@ -1434,8 +1455,9 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
     }
 }
 
-/// Cells a task of [`group_sorted`] reads.
-const SORTED_CHUNK: usize = 1 << 16;
+/// Cells a task of the sorted-`indexes` scan reads: [`group_flat`] groups
+/// at most this many cells in order on the calling thread, without the pool.
+pub const SORTED_CHUNK: usize = 1 << 16;
 
 /// [`group_flat`] of sorted `indexes` (`None` if they are not sorted): the
 /// check and the group starts in one pass, chunk by chunk on the pool.  Why:
@@ -1445,27 +1467,31 @@ const SORTED_CHUNK: usize = 1 << 16;
 /// so the starts are those of one serial scan.
 fn group_sorted(indexes: &[i64], chunk: usize) -> Option<FlatGroups> {
     let chunk = chunk.max(1);
-    let parts: Vec<Option<(Vec<i64>, Vec<i64>)>> = indexes
-        .par_chunks(chunk)
-        .enumerate()
-        .map(|(c, cells)| {
-            let base = c * chunk;
-            let mut prev = base.checked_sub(1).and_then(|p| indexes.get(p)).copied();
-            let (mut starts, mut keys) = (Vec::new(), Vec::new());
-            for (j, &x) in cells.iter().enumerate() {
-                match prev {
-                    Some(p) if x < p => return None,
-                    Some(p) if x == p => {}
-                    _ => {
-                        starts.push((base + j) as i64);
-                        keys.push(x);
-                    }
+    // Chunk `c`'s group starts and their values; `None` if out of order.
+    let part = |(c, cells): (usize, &[i64])| {
+        let base = c * chunk;
+        let mut prev = base.checked_sub(1).and_then(|p| indexes.get(p)).copied();
+        let (mut starts, mut keys) = (Vec::new(), Vec::new());
+        for (j, &x) in cells.iter().enumerate() {
+            match prev {
+                Some(p) if x < p => return None,
+                Some(p) if x == p => {}
+                _ => {
+                    starts.push((base + j) as i64);
+                    keys.push(x);
                 }
-                prev = Some(x);
             }
-            Some((starts, keys))
-        })
-        .collect();
+            prev = Some(x);
+        }
+        Some((starts, keys))
+    };
+    // One chunk: on this thread, in order (rayon's loop would start its
+    // global pool when called outside one: `eval::with_threads_or_inline`).
+    let parts: Vec<Option<(Vec<i64>, Vec<i64>)>> = if indexes.len() <= chunk {
+        vec![part((0, indexes))]
+    } else {
+        indexes.par_chunks(chunk).enumerate().map(part).collect()
+    };
     let mut offsets = Vec::new();
     let mut keys = Vec::new();
     for part in parts {
