@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 import string
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -354,3 +356,81 @@ def test_metric_inputs_bad_calls():
         autorag.retrieval_recall(GT)
     with pytest.raises(RanklensInputError, match="must be a list of MetricInput"):
         autorag.retrieval_recall(metric_inputs={"retrieval_gt": GT[0]})
+
+
+# ---------------------------------------------------------------------------
+# Small calls on the calling thread
+# ---------------------------------------------------------------------------
+
+
+def _token_rows(n: int, seed: int) -> tuple[list, list]:
+    rng = np.random.default_rng(seed)
+    words = ["The", "cat", "sat", "on", "a", "mat", "dog", "barked", "École", "x-y", "an."]
+
+    def text() -> str:
+        return " ".join(rng.choice(words, int(rng.integers(1, 8))))
+
+    gts = [[[text() for _ in range(int(rng.integers(1, 3)))] for _ in range(2)] for _ in range(n)]
+    preds = [[text() for _ in range(int(rng.integers(1, 5)))] for _ in range(n)]
+    return gts, preds
+
+
+def test_calls_of_one_task_give_the_pool_calls_values():
+    # Up to 64 id rows (8 token rows) run on the calling thread: the same values
+    # as those rows inside a larger call on the pool, which equals the oracle.
+    rng = np.random.default_rng(5)
+    ids = [f"d{i}" for i in range(30)]
+    gts = [[list(rng.choice(ids, 2)), list(rng.choice(ids, 1))] for _ in range(100)]
+    preds = [list(rng.choice(ids, 10)) for _ in range(100)]
+    big = autorag.retrieval_metrics(gts, preds, threads=2)
+    want = [oracle(g, p) for g, p in zip(gts, preds)]
+    assert big["map"].tolist() == [w["map"] for w in want]
+    for rows in (1, 64):
+        for threads in (None, 1, 2):
+            small = autorag.retrieval_metrics(gts[:rows], preds[:rows], threads=threads)
+            for name, column in small.items():
+                np.testing.assert_array_equal(column, big[name][:rows])
+    tgts, tpreds = _token_rows(40, 6)
+    tbig = autorag.retrieval_token_metrics(tgts, tpreds, threads=2)
+    twant = [token_oracle(g, p) for g, p in zip(tgts, tpreds)]
+    assert tbig["f1"].tolist() == [w[2] for w in twant]
+    for rows in (1, 8):
+        for threads in (None, 1, 2):
+            small = autorag.retrieval_token_metrics(tgts[:rows], tpreds[:rows], threads=threads)
+            for name, column in small.items():
+                np.testing.assert_array_equal(column, tbig[name][:rows])
+    with pytest.raises(RanklensInputError, match="threads must be a positive int"):
+        autorag.retrieval_metrics(gts[:1], preds[:1], threads=0)
+    with pytest.raises(RanklensInputError, match="threads must be a positive int"):
+        autorag.retrieval_token_metrics(tgts[:1], tpreds[:1], threads=0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_call_of_one_task_starts_no_thread():
+    # In a fresh process: calls of up to 64 id rows and 8 token rows leave the
+    # number of the process's threads as it was (no pool made, none woken); 65
+    # rows on two threads start the pool's (the probe sees threads).
+    code = """
+from ranklens.compat import autorag
+def threads():
+    for line in open("/proc/self/status"):
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+gt, pred = [[["a", "b"], ["c"]]], [["c", "x", "a"]]
+gtc, predc = [[["the cat sat"], ["a dog"]]], [["cat sat", "dog"]]
+before = threads()
+for t in (None, 1, 2):
+    autorag.retrieval_metrics(gt * 64, pred * 64, threads=t)
+    autorag.retrieval_recall(gt, pred)
+    autorag.retrieval_token_metrics(gtc * 8, predc * 8, threads=t)
+    autorag.retrieval_token_f1(gtc, predc)
+small = threads()
+autorag.retrieval_metrics(gt * 65, pred * 65, threads=2)
+print(before, small, threads())
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    before, small, large = map(int, out)
+    assert small == before
+    assert large > before

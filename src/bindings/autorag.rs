@@ -142,7 +142,8 @@ pub(super) fn autorag_retrieval<'py>(
     };
     let out = py
         .detach(|| {
-            eval::with_threads(threads, || {
+            // One task's rows run here: the pool's hand-over would cost more.
+            eval::with_threads_or_inline(threads, n <= autorag::TASK_ROWS, || {
                 autorag::retrieval_scores(&rows, Some(keys), compensated)
             })
         })
@@ -253,7 +254,8 @@ pub(super) fn autorag_token<'py>(
         .collect();
     let out = py
         .detach(|| {
-            eval::with_threads(threads, || {
+            // One task's rows run here: the pool's hand-over would cost more.
+            eval::with_threads_or_inline(threads, n <= tokens::TASK_ROWS, || {
                 tokens::token_scores_ranges(
                     tokens::Passages {
                         text: &text,

@@ -884,6 +884,32 @@ pub fn with_threads_or_inline<R: Send>(
     with_threads(threads, f)
 }
 
+/// `f(state, r, out_row)` for each row of `out` (`width` values a row,
+/// `state` made by `init` once a task): in order on the calling thread when
+/// `out` holds at most `task_rows` rows (one task; no rayon, so that a
+/// binding may call it through [`with_threads_or_inline`]), else on the pool.
+pub fn for_each_row<S, F>(
+    out: &mut [f64],
+    width: usize,
+    task_rows: usize,
+    init: impl Fn() -> S + Sync + Send,
+    f: F,
+) where
+    F: Fn(&mut S, usize, &mut [f64]) + Sync + Send,
+{
+    let width = width.max(1);
+    if out.len() <= task_rows.saturating_mul(width) {
+        let mut s = init();
+        for (r, o) in out.chunks_mut(width).enumerate() {
+            f(&mut s, r, o);
+        }
+    } else {
+        out.par_chunks_mut(width)
+            .enumerate()
+            .for_each_init(init, |s, (r, o)| f(s, r, o));
+    }
+}
+
 /// The number of threads [`with_threads`] runs on: `threads`, else the
 /// `RANKLENS_NUM_THREADS` environment variable, else `None` (the default
 /// pool); an error for 0 or an unreadable variable.
@@ -1173,6 +1199,42 @@ mod tests {
             evaluate(&side(&q), &side(&q), &metrics, &opts).err(),
             Some(Error::Interrupted)
         );
+    }
+
+    #[test]
+    fn rows_of_one_task_run_in_order_on_the_calling_thread() {
+        // Each row's value: its index, the thread's pool index (none outside
+        // a pool) and how many rows its state saw before it.
+        let run = |rows: usize| {
+            let mut out = vec![0.0; rows * 3];
+            for_each_row(
+                &mut out,
+                3,
+                4,
+                || 0usize,
+                |seen, r, o| {
+                    o[0] = r as f64;
+                    o[1] = rayon::current_thread_index().map_or(-1.0, |i| i as f64);
+                    o[2] = *seen as f64;
+                    *seen += 1;
+                },
+            );
+            out
+        };
+        let small = run(4);
+        let rows: Vec<&[f64]> = small.chunks(3).collect();
+        assert_eq!(
+            rows,
+            [
+                [0.0, -1.0, 0.0],
+                [1.0, -1.0, 1.0],
+                [2.0, -1.0, 2.0],
+                [3.0, -1.0, 3.0]
+            ]
+        );
+        let big = with_threads(Some(2), || run(1000)).unwrap();
+        assert!(big.chunks(3).enumerate().all(|(r, o)| o[0] == r as f64));
+        assert!(big.chunks(3).all(|o| o[1] >= 0.0));
     }
 
     #[test]

@@ -61,6 +61,11 @@ passages of other types (float, bool, bytes, numpy scalars...) raise
 Sums are added as Python's ``sum`` adds them under the running interpreter (plain on
 3.11, compensated from 3.12) and token means as ``numpy.mean`` does, so every value is
 bit-identical to AutoRAG's.
+
+Threads: rows are scored in parallel (``threads=`` where a function takes it, default
+``RANKLENS_NUM_THREADS``, else one per core), but a call of at most 64 rows (8 for the
+token metrics, whose rows tokenise every passage) runs on the calling thread, so a
+pipeline that scores one sample at a time pays no thread hand-over.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._checks import check_threads
 from ranklens._score import autorag_columns
 
 __all__ = [
@@ -122,6 +128,7 @@ def retrieval_token_metrics(
     ``metrics``: any of ``precision``, ``recall``, ``f1`` (``retrieval_token_``
     prefix optional).
     """
+    threads = check_threads(threads)
     values = _ranklens.autorag_token(retrieved_contents, retrieval_gt_contents, threads)
     return {m: values[:, _column(m, _TOKEN_COLUMNS)].copy() for m in metrics}
 

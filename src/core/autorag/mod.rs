@@ -27,7 +27,7 @@
 
 pub mod tokens;
 
-use rayon::prelude::*;
+use crate::core::eval;
 
 /// Column order of [`retrieval_scores`].
 pub const NAMES: [&str; 6] = ["recall", "precision", "f1", "mrr", "map", "ndcg"];
@@ -211,8 +211,14 @@ pub struct Keys<'a> {
     pub offsets: &'a [usize],
 }
 
+/// Rows one task of [`retrieval_scores`] holds: a call of at most this many
+/// rows runs them in order on the calling thread (one sample at a time: the
+/// pool's hand-over would cost more than the rows, about a microsecond each).
+pub const TASK_ROWS: usize = 64;
+
 /// The six metrics of every row: `rows * 6` values, row-major, columns in
-/// [`NAMES`] order; NaN for an invalid row.  Rows run in parallel.
+/// [`NAMES`] order; NaN for an invalid row.  Rows run in parallel, but for
+/// at most [`TASK_ROWS`].
 ///
 /// With `keys`, the ids in `rows` index `keys` and are compared by their bytes
 /// (each row interns its own ids: no global table, rows stay independent);
@@ -221,7 +227,10 @@ pub fn retrieval_scores(rows: &Rows<'_>, keys: Option<Keys<'_>>, compensated: bo
     let n = rows.valid.len();
     assert!(rows.row_groups.len() == n + 1 && rows.row_pred.len() == n + 1);
     let mut out = vec![f64::NAN; n * 6];
-    out.par_chunks_mut(6).enumerate().for_each_init(
+    eval::for_each_row(
+        &mut out,
+        6,
+        TASK_ROWS,
         || {
             (
                 Scratch::default(),
@@ -229,7 +238,7 @@ pub fn retrieval_scores(rows: &Rows<'_>, keys: Option<Keys<'_>>, compensated: bo
                 Vec::<u32>::new(),
             )
         },
-        |(s, local, ids), (r, o)| {
+        |(s, local, ids), r, o| {
             if !rows.valid[r] {
                 return;
             }

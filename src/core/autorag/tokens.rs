@@ -25,8 +25,8 @@
 //! few combining marks that are Other_Alphabetic; the two can differ only for an
 //! article glued to such a mark.
 
+use crate::core::eval;
 use crate::core::vocab::Interner;
-use rayon::prelude::*;
 
 /// Python's `str.isspace`.
 #[inline]
@@ -188,6 +188,11 @@ struct Scratch {
     best: [Vec<f64>; 3],
 }
 
+/// Rows one task of [`token_scores_ranges`] holds: a call of at most this
+/// many rows runs them in order on the calling thread (fewer than
+/// [`super::TASK_ROWS`]: a row tokenises all its passages).
+pub const TASK_ROWS: usize = 8;
+
 /// Token precision, recall and f1 of every row (`rows * 3` values, in that
 /// order), NaN for a row with `valid[row] == false`.  Row `r`'s retrieved
 /// passages are `pred_start[r]..pred_end[r]`, its ground-truth passages (all
@@ -205,51 +210,49 @@ pub fn token_scores_ranges(
         .iter()
         .all(|x| x.len() == n));
     let mut out = vec![f64::NAN; n * 3];
-    out.par_chunks_mut(3)
-        .enumerate()
-        .for_each_init(Scratch::default, |s, (r, o)| {
-            if !valid[r] {
-                return;
+    eval::for_each_row(&mut out, 3, TASK_ROWS, Scratch::default, |s, r, o| {
+        if !valid[r] {
+            return;
+        }
+        let (p0, p1) = (pred_start[r], pred_end[r]);
+        let (g0, g1) = (gt_start[r], gt_end[r]);
+        // Every passage of the row as sorted token ids (row-local ids).
+        let mut vocab = Interner::new();
+        s.ids.clear();
+        s.bounds.clear();
+        s.bounds.push(0);
+        for i in (p0..p1).chain(g0..g1) {
+            tokenize(passages.get(i), &mut s.buf, &mut s.ranges);
+            let start = s.ids.len();
+            for &(a, b) in &s.ranges {
+                // Fewer than 2^32 tokens in one row: interning cannot fail.
+                s.ids
+                    .push(vocab.intern(&s.buf.as_bytes()[a..b]).unwrap_or(u32::MAX));
             }
-            let (p0, p1) = (pred_start[r], pred_end[r]);
-            let (g0, g1) = (gt_start[r], gt_end[r]);
-            // Every passage of the row as sorted token ids (row-local ids).
-            let mut vocab = Interner::new();
-            s.ids.clear();
-            s.bounds.clear();
-            s.bounds.push(0);
-            for i in (p0..p1).chain(g0..g1) {
-                tokenize(passages.get(i), &mut s.buf, &mut s.ranges);
-                let start = s.ids.len();
-                for &(a, b) in &s.ranges {
-                    // Fewer than 2^32 tokens in one row: interning cannot fail.
-                    s.ids
-                        .push(vocab.intern(&s.buf.as_bytes()[a..b]).unwrap_or(u32::MAX));
-                }
-                s.ids[start..].sort_unstable();
-                s.bounds.push(s.ids.len());
-            }
-            let np = p1 - p0;
-            let toks = |i: usize| &s.ids[s.bounds[i]..s.bounds[i + 1]];
-            for b in s.best.iter_mut() {
-                b.clear();
-            }
-            for i in 0..np {
-                let mut best = [f64::NEG_INFINITY; 3];
-                for j in np..np + (g1 - g0) {
-                    let v = overlap(toks(i), toks(j));
-                    for (b, x) in best.iter_mut().zip(v) {
-                        *b = b.max(x);
-                    }
-                }
-                for (col, x) in s.best.iter_mut().zip(best) {
-                    col.push(x);
+            s.ids[start..].sort_unstable();
+            s.bounds.push(s.ids.len());
+        }
+        let np = p1 - p0;
+        let toks = |i: usize| &s.ids[s.bounds[i]..s.bounds[i + 1]];
+        for b in s.best.iter_mut() {
+            b.clear();
+        }
+        for i in 0..np {
+            let mut best = [f64::NEG_INFINITY; 3];
+            for j in np..np + (g1 - g0) {
+                let v = overlap(toks(i), toks(j));
+                for (b, x) in best.iter_mut().zip(v) {
+                    *b = b.max(x);
                 }
             }
-            for (o, col) in o.iter_mut().zip(&s.best) {
-                *o = numpy_sum(col) / np as f64;
+            for (col, x) in s.best.iter_mut().zip(best) {
+                col.push(x);
             }
-        });
+        }
+        for (o, col) in o.iter_mut().zip(&s.best) {
+            *o = numpy_sum(col) / np as f64;
+        }
+    });
     out
 }
 
