@@ -378,3 +378,26 @@ def test_many_chunks_equal_the_general_path() -> None:
     fast, general = _evaluate_both(qrels, run, ["ndcg@10"], threads=2)
     assert fast == general
     assert fast[0][0] is RanklensInputError
+
+
+def test_runs_either_side_of_the_serial_size_equal_the_general_path() -> None:
+    """Runs of at most 4,096 rows are scored on the calling thread, larger ones on
+    the pool: at 4,096 and 4,097 rows (one query of 1, one of 4,095 or 4,096, ties
+    included), the same values as the general path on every thread setting."""
+    import random
+
+    rng = random.Random(7)
+    qrels = {"a": {"d1": 1}, "b": {f"d{j}": rng.randint(0, 3) for j in range(0, 6000, 7)}}
+    m5 = {"ndcg_cut.10", "map", "recall.100", "P.10", "recip_rank"}
+    for rows in (4096, 4097):
+        run = {
+            "a": {"d1": 1.0},
+            "b": {f"d{j}": float(rng.randint(0, 900)) for j in range(rows - 1)},
+        }
+        assert sum(len(v) for v in run.values()) == rows
+        assert _takes(qrels, run, m5)
+        fast, general = _both(qrels, run, m5, 1, False)
+        assert fast == general
+        for threads in (None, 1, 2):
+            fast, general = _evaluate_both(qrels, run, NATIVE[0], threads=threads)
+            assert fast == general

@@ -370,8 +370,13 @@ pub(super) fn dict_judgments(
 ) -> PyResult<Option<DictJudgments>> {
     let q = side(&arrays)?.map_err(|e| to_py(py, e))?;
     // On the pool of `RANKLENS_NUM_THREADS` (whose bad value is the error of
-    // the qrels' encoding, just before): else in this thread.
+    // the qrels' encoding, just before): else in this thread, as are qrels of
+    // at most `SERIAL_ENTRIES` rows (the pool's hand-over would cost more).
+    let rows = q.offsets.last().map_or(0, |&o| o.max(0) as usize);
     Ok(py.detach(|| {
+        if rows <= SERIAL_ENTRIES {
+            return DictJudgments::build(&q, false);
+        }
         eval::with_threads(None, || DictJudgments::build(&q, true))
             .unwrap_or_else(|_| DictJudgments::build(&q, false))
     }))
@@ -420,6 +425,29 @@ const TIES_AHEAD: usize = 2;
 
 /// Run rows read between two scorings (see [`Chunk`]).
 const CHUNK_ROWS: usize = 1 << 15;
+
+/// Qrels or run dicts of at most this many rows are handled on the calling
+/// thread, without the pool: one query scored at a time (a RAG pipeline's
+/// call, a per-query loop) would pay more for the pool's hand-over than for
+/// its work.
+const SERIAL_ENTRIES: usize = crate::core::encode::SERIAL_ROWS;
+
+/// Whether the run dict `scores` holds at most `limit` rows (its inner
+/// dicts' lengths summed, stopping once past `limit`; a value that is not a
+/// dict counts as past it).
+fn at_most_rows(scores: &Bound<'_, PyDict>, limit: usize) -> bool {
+    let mut total = 0usize;
+    for (_, v) in scores.iter() {
+        match v.cast::<PyDict>() {
+            Ok(d) => total += d.len(),
+            Err(_) => return false,
+        }
+        if total > limit {
+            return false;
+        }
+    }
+    true
+}
 
 /// Queries read, to be ranked ([`Chunk::rank`]) while the walk holds the
 /// GIL, then scored: only numbers.  Scored every [`CHUNK_ROWS`] rows, so
@@ -661,9 +689,11 @@ fn walk<'py>(
     let Ok(threads) = eval::thread_count(threads) else {
         return Ok(None);
     };
+    // A small run: scored here, in order (`SERIAL_ENTRIES`).
+    let small = at_most_rows(scores, SERIAL_ENTRIES);
     // A set number of threads: that pool, kept from call to call.
     let pool = match threads {
-        Some(n) if n > 1 => match crate::core::pool::sized_pool(n) {
+        Some(n) if n > 1 && !small => match crate::core::pool::sized_pool(n) {
             Ok(pool) => Some(pool),
             Err(_) => return Ok(None),
         },
@@ -673,7 +703,7 @@ fn walk<'py>(
         q: &q,
         specs: &specs,
         opts: &opts,
-        parallel: threads != Some(1),
+        parallel: threads != Some(1) && !small,
     };
     let mut values: Vec<f64> = Vec::new();
     // Score a chunk on the pool, the GIL released, into `values`; `false`

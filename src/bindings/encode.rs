@@ -698,9 +698,11 @@ pub(super) fn encode_mapping<'py>(
     if enc.unique {
         b.assume_unique_docs();
     }
-    // Ranked per query in parallel: on `RANKLENS_NUM_THREADS` threads if set.
+    // Ranked per query in parallel: on `RANKLENS_NUM_THREADS` threads if set;
+    // a few rows here (`encode::SERIAL_ROWS`: the hand-over would cost more).
+    let small = b.len() <= crate::core::encode::SERIAL_ROWS;
     let encoded = py
-        .detach(move || eval::with_threads(None, move || b.finish()))
+        .detach(move || eval::with_threads_or_inline(None, small, move || b.finish()))
         .and_then(|x| x)
         .map_err(|e| to_py(py, e))?;
     Ok(to_arrays(py, encoded))

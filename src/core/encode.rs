@@ -372,11 +372,17 @@ impl Builder {
     /// TREC reader: its line) can name it.
     pub fn finish_locating(self) -> (Result<Encoded>, Option<(usize, usize)>) {
         let mut rows = None;
-        let out = pool::install(|| self.finish_here(&mut rows)).map_err(Error::InvalidInput);
+        if self.len() <= SERIAL_ROWS {
+            let out = self.finish_here(false, &mut rows);
+            return (out, rows);
+        }
+        let out = pool::install(|| self.finish_here(true, &mut rows)).map_err(Error::InvalidInput);
         (out.and_then(|x| x), rows)
     }
 
-    fn finish_here(self, dup_rows: &mut Option<(usize, usize)>) -> Result<Encoded> {
+    /// `par`: the steps over queries and rows on the pool, else in order on
+    /// this thread (no rayon: a binding may call it outside the pool).
+    fn finish_here(self, par: bool, dup_rows: &mut Option<(usize, usize)>) -> Result<Encoded> {
         let Builder {
             kind,
             queries,
@@ -392,7 +398,7 @@ impl Builder {
             ..
         } = self;
         let n = values.len();
-        let (queries, qmap) = queries.into_sorted();
+        let (queries, qmap) = queries.into_sorted_par(par);
         let nq = qmap.len();
         let docs = OwnedVocab {
             bytes: doc_bytes,
@@ -460,9 +466,12 @@ impl Builder {
                 parts.push((head, &values[a as usize..b as usize]));
                 rest = tail;
             }
-            parts
-                .into_par_iter()
-                .for_each(|(to, from)| to.copy_from_slice(from));
+            let copy = |(to, from): (&mut [f64], &[f64])| to.copy_from_slice(from);
+            if par {
+                parts.into_par_iter().for_each(copy);
+            } else {
+                parts.into_iter().for_each(copy);
+            }
             drop(values);
             grouped
         };
@@ -487,63 +496,72 @@ impl Builder {
         let qv = queries.view();
         let dv = docs.view();
         let hasher = DefaultHashBuilder::default();
-        let (dup, tied) = tasks
-            .par_iter_mut()
-            .map_init(Scratch::default, |s, t| {
-                // Duplicates: sort (hash, row) pairs; equal hashes are compared
-                // by bytes, so a hash collision is never mistaken for one.
-                // Skipped when the caller vouches for uniqueness (str-keyed
-                // dicts), or for one block of rows already checked (TREC files).
-                let mut k = 0;
-                for &(_, a, b) in t.spans {
-                    for (id, r) in t.ids[k..].iter_mut().zip(a..b) {
-                        *id = r;
-                    }
-                    k += (b - a) as usize;
+        let check = |s: &mut Scratch, t: &mut Task<'_>| {
+            // Duplicates: sort (hash, row) pairs; equal hashes are compared
+            // by bytes, so a hash collision is never mistaken for one.
+            // Skipped when the caller vouches for uniqueness (str-keyed
+            // dicts), or for one block of rows already checked (TREC files).
+            let mut k = 0;
+            for &(_, a, b) in t.spans {
+                for (id, r) in t.ids[k..].iter_mut().zip(a..b) {
+                    *id = r;
                 }
-                let mut dup: Option<(u32, usize, u32)> = None;
-                if check_duplicates && !(unique_blocks && t.spans.len() == 1) {
-                    s.hashes.clear();
-                    s.hashes.extend(
-                        t.ids
-                            .iter()
-                            .map(|&r| (hasher.hash_one(dv.get(r as usize)), r)),
-                    );
-                    s.hashes.sort_unstable();
-                    for (i, a) in s.hashes.iter().enumerate() {
-                        let bytes = dv.get(a.1 as usize);
-                        let mut same_hash = s.hashes[i + 1..].iter().take_while(|b| b.0 == a.0);
-                        if let Some(b) = same_hash.find(|b| dv.get(b.1 as usize) == bytes) {
-                            // The listing that repeats an earlier one, first in
-                            // input order: the same error whatever the hashes.
-                            if dup.map_or(true, |d| b.1 < d.0) {
-                                dup = Some((b.1, t.q, a.1));
-                            }
+                k += (b - a) as usize;
+            }
+            let mut dup: Option<(u32, usize, u32)> = None;
+            if check_duplicates && !(unique_blocks && t.spans.len() == 1) {
+                s.hashes.clear();
+                s.hashes.extend(
+                    t.ids
+                        .iter()
+                        .map(|&r| (hasher.hash_one(dv.get(r as usize)), r)),
+                );
+                s.hashes.sort_unstable();
+                for (i, a) in s.hashes.iter().enumerate() {
+                    let bytes = dv.get(a.1 as usize);
+                    let mut same_hash = s.hashes[i + 1..].iter().take_while(|b| b.0 == a.0);
+                    if let Some(b) = same_hash.find(|b| dv.get(b.1 as usize) == bytes) {
+                        // The listing that repeats an earlier one, first in
+                        // input order: the same error whatever the hashes.
+                        if dup.map_or(true, |d| b.1 < d.0) {
+                            dup = Some((b.1, t.q, a.1));
                         }
                     }
                 }
-                let mut tied = false;
-                if dup.is_none() && kind == Kind::Run {
-                    // The tie notes of a query read in one block.
-                    let notes = match t.spans {
-                        [(_, a, _)] if ties_known => Some((*a, &disorder[..])),
-                        _ => None,
-                    };
-                    rank(t, dv, s, notes);
-                    tied = t.vals.windows(2).any(|w| w[0] == w[1]);
-                }
-                (dup, tied)
-            })
-            .reduce(
-                || (None, false),
-                |(a, ta), (b, tb)| {
-                    let dup = match (a, b) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    (dup, ta || tb)
-                },
-            );
+            }
+            let mut tied = false;
+            if dup.is_none() && kind == Kind::Run {
+                // The tie notes of a query read in one block.
+                let notes = match t.spans {
+                    [(_, a, _)] if ties_known => Some((*a, &disorder[..])),
+                    _ => None,
+                };
+                rank(t, dv, s, notes);
+                tied = t.vals.windows(2).any(|w| w[0] == w[1]);
+            }
+            (dup, tied)
+        };
+        // The first duplicate by row, and whether any query has tied scores:
+        // the same whatever the order the queries are merged in.
+        let merge = |(a, ta): Found, (b, tb): Found| {
+            let dup = match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            (dup, ta || tb)
+        };
+        let (dup, tied) = if par {
+            tasks
+                .par_iter_mut()
+                .map_init(Scratch::default, check)
+                .reduce(|| (None, false), merge)
+        } else {
+            let mut s = Scratch::default();
+            tasks
+                .iter_mut()
+                .map(|t| check(&mut s, t))
+                .fold((None, false), merge)
+        };
         if let Some((row, q, first)) = dup {
             *dup_rows = Some((first as usize, row as usize));
             return Err(Error::DuplicateDocument {
@@ -560,14 +578,17 @@ impl Builder {
         if tied {
             extra = vec![0; n];
             advise_huge(&extra);
-            per_query(&offsets, &mut extra)
-                .into_par_iter()
-                .enumerate()
-                .for_each(|(qi, ex)| {
-                    let (a, b) = (offsets[qi] as usize, offsets[qi + 1] as usize);
-                    let sp = &spans[span_at[qi]..span_at[qi + 1]];
-                    input_positions(&doc_ids[a..b], sp, ex);
-                });
+            let place = |(qi, ex): (usize, &mut [u32])| {
+                let (a, b) = (offsets[qi] as usize, offsets[qi + 1] as usize);
+                let sp = &spans[span_at[qi]..span_at[qi + 1]];
+                input_positions(&doc_ids[a..b], sp, ex);
+            };
+            let parts = per_query(&offsets, &mut extra);
+            if par {
+                parts.into_par_iter().enumerate().for_each(place);
+            } else {
+                parts.into_iter().enumerate().for_each(place);
+            }
         }
         // Scattered input (on average each query in two blocks or more): rows
         // from a shuffle or an unsorted frame.
@@ -577,11 +598,16 @@ impl Builder {
             extra = if in_order {
                 groups
             } else {
-                doc_ids.par_iter().map(|&r| groups[r as usize]).collect()
+                let group = |&r: &u32| groups[r as usize];
+                if par {
+                    doc_ids.par_iter().map(group).collect()
+                } else {
+                    doc_ids.iter().map(group).collect()
+                }
             };
         }
         let (docs, doc_ids) = if scattered {
-            relocate(&docs, &doc_ids)
+            relocate(&docs, &doc_ids, par)
         } else {
             (docs, doc_ids)
         };
@@ -734,7 +760,7 @@ pub fn prefault(ranges: &[(usize, usize)], stop: &std::sync::atomic::AtomicBool)
 /// sequential; it costs a second arena while it runs, and is skipped for input
 /// grouped by query (TREC files, dicts), whose arena is already in order
 /// within each query.
-fn relocate(docs: &OwnedVocab, doc_ids: &[u32]) -> (OwnedVocab, Vec<u32>) {
+fn relocate(docs: &OwnedVocab, doc_ids: &[u32], par: bool) -> (OwnedVocab, Vec<u32>) {
     const ROWS: usize = 1 << 14;
     let dv = docs.view();
     let mut offsets = Vec::with_capacity(doc_ids.len() + 1);
@@ -754,17 +780,32 @@ fn relocate(docs: &OwnedVocab, doc_ids: &[u32]) -> (OwnedVocab, Vec<u32>) {
         pieces.push((head, rows));
         rest = tail;
     }
-    pieces.into_par_iter().for_each(|(out, rows)| {
+    let fill = |(out, rows): (&mut [u8], &[u32])| {
         let mut at = 0;
         for &r in rows {
             let d = dv.get(r as usize);
             out[at..at + d.len()].copy_from_slice(d);
             at += d.len();
         }
-    });
+    };
+    if par {
+        pieces.into_par_iter().for_each(fill);
+    } else {
+        pieces.into_iter().for_each(fill);
+    }
     let ids = (0..doc_ids.len() as u32).collect();
     (OwnedVocab { bytes, offsets }, ids)
 }
+
+/// What [`Builder::finish`] finds in one query (or several, merged): the
+/// first duplicate listing (its row, its query, the earlier row), and whether
+/// some scores are tied.
+type Found = (Option<(u32, usize, u32)>, bool);
+
+/// Rows [`Builder::finish`] takes on the calling thread, in order, without the
+/// pool: the pool's hand-over would cost more than their work (a qrels or run
+/// of a few queries, built for one call).
+pub const SERIAL_ROWS: usize = 4096;
 
 /// One query's share of [`Builder::finish`]'s work.
 struct Task<'a> {
@@ -1118,6 +1159,13 @@ mod tests {
             b.push(q.as_bytes(), d.as_bytes(), *v).unwrap();
         }
         let one = b.finish().unwrap();
+        // The pool's steps (`par`) and the calling thread's: the same result.
+        let mut b = Builder::new(kind, false);
+        for (q, d, v) in rows {
+            b.push(q.as_bytes(), d.as_bytes(), *v).unwrap();
+        }
+        let on_pool = pool::install(|| b.finish_here(true, &mut None)).unwrap();
+        assert_eq!(on_pool.unwrap(), one);
         // The stored document id (arena index) is the input row, except for
         // scattered input, whose arena `relocate` rewrote in row order: compare
         // the documents' bytes (and, for runs, the input positions in `extra`).
@@ -1235,6 +1283,40 @@ mod tests {
                 .collect();
             check_against_reference(kind, &scattered);
             check_against_reference(kind, &[]);
+        }
+    }
+
+    #[test]
+    fn past_serial_rows_both_ways_give_the_same_encoding() {
+        // More rows than `SERIAL_ROWS`, scattered, with ties: `finish` takes the
+        // pool; the calling thread's steps give the same encoding, and the same
+        // first duplicate when two are listed.
+        let build = |dups: bool| {
+            let mut b = Builder::new(Kind::Run, false);
+            let n = SERIAL_ROWS as u32 + 900;
+            for i in 0..n {
+                let d = format!("d{}", i / 13);
+                b.push(
+                    format!("q{}", i % 13).as_bytes(),
+                    d.as_bytes(),
+                    f64::from(i % 7),
+                )
+                .unwrap();
+            }
+            if dups {
+                b.push(b"q5", b"d7", 1.0).unwrap();
+                b.push(b"q2", b"d3", 1.0).unwrap();
+            }
+            b
+        };
+        for dups in [false, true] {
+            let mut rows = (None, None);
+            let (par, r) = build(dups).finish_locating();
+            rows.0 = r;
+            let here = build(dups).finish_here(false, &mut rows.1);
+            assert_eq!(par, here);
+            assert_eq!(rows.0, rows.1);
+            assert_eq!(par.is_err(), dups);
         }
     }
 

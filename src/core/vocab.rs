@@ -170,6 +170,12 @@ impl Interner {
     /// Renumber ids in byte order. Returns the sorted vocabulary and the map
     /// old id -> new id.
     pub fn into_sorted(self) -> (OwnedVocab, Vec<u32>) {
+        self.into_sorted_par(true)
+    }
+
+    /// [`Interner::into_sorted`], the ids sorted on the pool (`par`) or on
+    /// this thread (the same order: the ids are distinct).
+    pub fn into_sorted_par(self, par: bool) -> (OwnedVocab, Vec<u32>) {
         let n = self.len();
         let bytes = &self.bytes;
         let starts = &self.starts;
@@ -189,7 +195,13 @@ impl Interner {
             u64::from_be_bytes(b)
         };
         let mut keyed: Vec<(u64, u32)> = (0..n as u32).map(|i| (prefix(get(i)), i)).collect();
-        keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| get(a.1).cmp(get(b.1))));
+        let order =
+            |a: &(u64, u32), b: &(u64, u32)| a.0.cmp(&b.0).then_with(|| get(a.1).cmp(get(b.1)));
+        if par {
+            keyed.par_sort_unstable_by(order);
+        } else {
+            keyed.sort_unstable_by(order);
+        }
         let mut remap = vec![0u32; n];
         let mut out = OwnedVocab {
             bytes: Vec::with_capacity(bytes.len()),

@@ -69,6 +69,7 @@ Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import operator
 import re
@@ -163,6 +164,16 @@ supported_nicknames: dict[str, set[str]] = {
 }
 
 _RE_BASE = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
+
+
+@functools.lru_cache(maxsize=1)
+def _base_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """``_RE_BASE`` compiled for each measure of ``_TABLE``, in its order (made at
+    the first call: a constructor matched 40 patterns formatted anew, most of its
+    time)."""
+    return [(base, re.compile(_RE_BASE.format(re.escape(base)))) for base in _TABLE]
+
+
 _BAD_INIT_ARGS = "Expected object_relevance_per_qid dictionary and measures set."
 _BAD_SCORES = "Unable to extract query/object scores."
 
@@ -317,8 +328,8 @@ class RelevanceEvaluator:
         for measure in measures:
             if measure not in supported_measures and measure not in supported_nicknames:
                 match = None
-                for base in _TABLE:
-                    m = re.match(_RE_BASE.format(re.escape(base)), measure)
+                for base, pattern in _base_patterns():
+                    m = pattern.match(measure)
                     if m is not None:
                         match = (base, m.group(1))
                         break
