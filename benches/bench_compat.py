@@ -22,7 +22,11 @@ Per scale:
   the 5 set;
 * peak memory of that one call (5 set) for each library, each in a fresh child
   process (``VmHWM`` reset after the dicts are built, via ``/proc/self/clear_refs``;
-  Linux only): the growth of the resident high-water mark over the dicts.
+  Linux only): the growth of the resident high-water mark over the dicts;
+
+then one query a call (the median of 2,000 calls, the two libraries in turn): the
+evaluator built once and ``evaluate`` called, both built and called, and
+``ranklens.evaluate`` against pytrec_eval's both.
 """
 
 from __future__ import annotations
@@ -206,6 +210,55 @@ def _scale(n: int, args: argparse.Namespace, sets: list[str]) -> int:
     return 0
 
 
+def _one_query(args: argparse.Namespace) -> int:
+    """One query of 100 documents a call (a RAG pipeline's, a per-query loop's): the
+    median of 2,000 calls of each form, pytrec_eval's and ranklens' in turn; 1 if
+    their outputs differ."""
+    import statistics
+
+    import pytrec_eval
+
+    import ranklens
+    from ranklens.compat import pytrec_eval as drop_in
+
+    qrels_path, run_path = run_bench.ensure_data(args.data_dir, 10_000, 100, 10, 0)
+    all_qrels, all_run = run_bench.parse_qrels(qrels_path), run_bench.parse_run(run_path)
+    q = next(q for q in all_run if q in all_qrels)
+    qrels, run = {q: all_qrels[q]}, {q: all_run[q]}
+    m5 = MEASURE_SETS["5"]
+    built = {
+        lib: m.RelevanceEvaluator(qrels, m5) for lib, m in (("pt", pytrec_eval), ("rl", drop_in))
+    }
+    if not _same(built["pt"].evaluate(run), built["rl"].evaluate(run)):
+        print("one query: the outputs differ", file=sys.stderr)
+        return 1
+    forms = {
+        "RelevanceEvaluator built once, evaluate(run)": (
+            lambda: built["pt"].evaluate(run),
+            lambda: built["rl"].evaluate(run),
+        ),
+        "RelevanceEvaluator(qrels, m).evaluate(run)": (
+            lambda: pytrec_eval.RelevanceEvaluator(qrels, m5).evaluate(run),
+            lambda: drop_in.RelevanceEvaluator(qrels, m5).evaluate(run),
+        ),
+        "ranklens.evaluate(qrels, run, 5) against the line above": (
+            lambda: pytrec_eval.RelevanceEvaluator(qrels, m5).evaluate(run),
+            lambda: ranklens.evaluate(qrels, run, NATIVE_5),
+        ),
+    }
+    print(f"\none query of {len(run[q])} documents a call, median of 2,000 calls (us)")
+    for name, (pt, rl) in forms.items():
+        times: dict[str, list[float]] = {"pt": [], "rl": []}
+        for _ in range(2000):
+            for lib, fn in (("pt", pt), ("rl", rl)):
+                t = time.perf_counter()
+                fn()
+                times[lib].append(time.perf_counter() - t)
+        a, b = (statistics.median(times[k]) * 1e6 for k in ("pt", "rl"))
+        print(f"  {name}: pytrec_eval {a:.1f}, ranklens {b:.1f} ({b / a:.2f}x)", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--queries", type=run_bench._int_list, default=[10_000])
@@ -227,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.queries:
         if _scale(n, args, sets):
             return 1
-    return 0
+    return _one_query(args)
 
 
 if __name__ == "__main__":

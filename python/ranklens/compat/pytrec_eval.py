@@ -58,8 +58,11 @@ Differences (all but the last two where pytrec_eval misbehaves):
   UTF-8 text, then the text, and scores every measure in one pass; a run with
   other key or score types (``str`` subclasses, numpy scores, ...) is encoded first,
   with the same results.  A call with a few queries against large qrels scores only
-  those queries.  Equal values of one measure in the result may be one ``float``
-  object (floats are immutable: only ``is`` tells).
+  those queries; qrels and runs of at most 4,096 rows are handled on the calling
+  thread (one query at a time pays no thread hand-over), larger ones on
+  ``RANKLENS_NUM_THREADS`` threads (else one per core).  Equal values of one measure
+  in the result may be one ``float`` object (floats are immutable: only ``is``
+  tells).
 
 Not supported, as in pytrec_eval: the nicknames ``"prefs"``, ``"all_prefs"`` and
 ``"qrels_jg"`` raise ``ValueError`` (their measures need preference judgments;
