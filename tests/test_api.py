@@ -105,6 +105,34 @@ def test_threads_option_gives_identical_numbers():
     assert np.array_equal(a.values, b.values)
 
 
+def test_small_calls_on_the_calling_thread_equal_the_pools():
+    # At most 4,096 rows (qrels and run together) are encoded and scored on the
+    # calling thread: each query of a 10,000-row call (the pool's), alone, from
+    # dicts and from Qrels / Run, and the queries of a 4,097-row call, give the
+    # same values.
+    rng = np.random.default_rng(1)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(-1, 3)) for j in range(20)} for i in range(200)}
+    run = {f"q{i}": {f"d{j}": float(rng.integers(0, 9)) for j in range(30)} for i in range(200)}
+    ms = ["ndcg@10", "map", "bpref", "P@5", "recip_rank", "Rprec"]
+    for threads in (None, 1, 2):
+        big = ranklens.evaluate(qrels, run, ms, threads=threads)
+        big_enc = ranklens.evaluate(Qrels(qrels), Run(run), ms, threads=threads)
+        assert np.array_equal(big.values, big_enc.values)
+        for q in ("q0", "q7", "q199"):
+            one = ranklens.evaluate({q: qrels[q]}, {q: run[q]}, ms, threads=threads)
+            assert np.array_equal(one.values[0], big.values[big.query_ids.index(q)])
+            enc = ranklens.evaluate(Qrels({q: qrels[q]}), Run({q: run[q]}), ms, threads=threads)
+            assert np.array_equal(enc.values, one.values)
+    # 80 queries of 20 judged and 30 ranked rows, and a run-only query of 97.
+    sub_q = {f"q{i}": qrels[f"q{i}"] for i in range(80)}
+    sub_r = {f"q{i}": run[f"q{i}"] for i in range(80)}
+    sub_r["extra"] = {f"e{j}": float(j) for j in range(97)}
+    assert sum(map(len, sub_q.values())) + sum(map(len, sub_r.values())) == 4097
+    over = ranklens.evaluate(Qrels(sub_q), Run(sub_r), ms, threads=2)
+    rows = [big.query_ids.index(q) for q in over.query_ids]
+    assert np.array_equal(over.values, big.values[rows])
+
+
 def test_encoded_arrays_layout():
     run = Run({"q2": {"a": 1.0}, "q1": {"b": 2.0, "c": 3.0}})
     assert run.query_ids == ["q1", "q2"]

@@ -144,8 +144,11 @@ pub(super) fn evaluate<'py>(
     let r = side(&run)?.map_err(err)?;
     let nq = q.num_queries();
     let nm = specs.len();
+    // A small call runs here (`eval::SERIAL_ROWS`): no hand-over to the pool.
+    let small = eval::is_small(&q, &r);
     let run_eval = |opts: &eval::Options| {
-        eval::with_threads(threads, || eval::evaluate(&q, &r, &specs, opts)).and_then(|x| x)
+        eval::with_threads_or_inline(threads, small, || eval::evaluate(&q, &r, &specs, opts))
+            .and_then(|x| x)
     };
     // A small call ends within milliseconds: no watching thread for it.
     let out = if r.values.len() + q.values.len() < INTERRUPTIBLE_ROWS {

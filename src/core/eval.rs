@@ -322,16 +322,35 @@ pub fn evaluate_into(
 
     let metrics = resolve(metrics, qrels);
     let nm = metrics.len();
-    values
-        .par_chunks_mut(nm)
-        .enumerate()
-        .try_for_each_init(Scratch::default, |s, (qi, out)| {
-            opts.cancel.check()?;
-            let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
-            score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
-            check_finite(qrels, qi, &metrics, opts, out)
-        })?;
+    let one = |s: &mut Scratch, qi: usize, out: &mut [f64]| {
+        opts.cancel.check()?;
+        let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
+        score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
+        check_finite(qrels, qi, &metrics, opts, out)
+    };
+    if is_small(qrels, run) {
+        let mut s = Scratch::default();
+        for (qi, out) in values.chunks_mut(nm.max(1)).enumerate() {
+            one(&mut s, qi, out)?;
+        }
+    } else {
+        values
+            .par_chunks_mut(nm)
+            .enumerate()
+            .try_for_each_init(Scratch::default, |s, (qi, out)| one(s, qi, out))?;
+    }
     Ok((run_index, run_only))
+}
+
+/// Rows (qrels and run together) [`evaluate`] and [`evaluate_pairs`] score
+/// in order on the calling thread, without rayon (a binding may call them
+/// outside the pool: [`with_threads_or_inline`]): a call of a few queries
+/// pays more for the pool's hand-over than for its work.
+pub const SERIAL_ROWS: usize = crate::core::encode::SERIAL_ROWS;
+
+/// Whether `qrels` and `run` hold at most [`SERIAL_ROWS`] rows together.
+pub fn is_small(qrels: &Side<'_>, run: &Side<'_>) -> bool {
+    qrels.values.len().saturating_add(run.values.len()) <= SERIAL_ROWS
 }
 
 /// The metrics and options are valid for scoring (checked before any work),
@@ -412,14 +431,22 @@ pub fn evaluate_pairs(
             "internal: a query pair is out of range".into(),
         ));
     }
-    values
-        .par_chunks_mut(nm)
-        .zip(pairs.par_iter())
-        .try_for_each_init(Scratch::default, |s, (out, &(qi, rq))| {
-            opts.cancel.check()?;
-            score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
-            check_finite(qrels, qi, metrics, opts, out)
-        })?;
+    let one = |s: &mut Scratch, out: &mut [f64], (qi, rq): (usize, Option<usize>)| {
+        opts.cancel.check()?;
+        score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
+        check_finite(qrels, qi, metrics, opts, out)
+    };
+    if is_small(qrels, run) {
+        let mut s = Scratch::default();
+        for (out, &pair) in values.chunks_mut(nm.max(1)).zip(pairs) {
+            one(&mut s, out, pair)?;
+        }
+    } else {
+        values
+            .par_chunks_mut(nm)
+            .zip(pairs.par_iter())
+            .try_for_each_init(Scratch::default, |s, (out, &pair)| one(s, out, pair))?;
+    }
     Ok(values)
 }
 
