@@ -608,3 +608,22 @@ def test_diversity_equals_the_pyndeval_provider(seed):
     mine = {r.query_id: r.value for r in ours.iter_calc([m(judged_only=True)], qrels, run)}
     for r in theirs.iter_calc([m], qrels, kept):
         assert mine[r.query_id] == pytest.approx(r.value, abs=1e-9), r.query_id
+
+
+def test_measures_remembered_by_their_parameters():
+    # The provider remembers each measure's ranklens metric: measures that differ
+    # only in a parameter (gains, rel, cutoff) keep their own values, asked in turn.
+    from ir_measures import P, nDCG
+
+    from ranklens.compat.ir_measures import RanklensProvider
+
+    qrels = [ir_measures.Qrel("q", "a", 2), ir_measures.Qrel("q", "b", 1)]
+    run = [ir_measures.ScoredDoc("q", "b", 2.0), ir_measures.ScoredDoc("q", "a", 1.0)]
+    p = RanklensProvider()
+    low = nDCG(gains={0: 0, 1: 1, 2: 1})
+    high = nDCG(gains={0: 0, 1: 1, 2: 9})
+    for _ in range(2):
+        got = p.calc_aggregate([low, high, P(rel=2) @ 1, P @ 1], qrels, run)
+        assert got[low] == 1.0  # b (gain 1) then a (gain 1): ideal
+        assert got[high] < 1.0  # b (1) before a (9)
+        assert got[P(rel=2) @ 1] == 0.0 and got[P @ 1] == 1.0

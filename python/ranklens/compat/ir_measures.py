@@ -109,6 +109,7 @@ inconsistency of those providers; the tests pin every one):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterable, Iterator
@@ -218,6 +219,32 @@ _REQUIRED = _AnyValue(required=True)
 _FALSE = Choices(False)
 
 
+@functools.lru_cache(maxsize=1024)
+def _metric_of(measure: Any) -> Metric | None:
+    return _metric_uncached(measure)
+
+
+def _metric_uncached(measure: Any) -> Metric | None:
+    """:meth:`RanklensProvider._metric`, computed."""
+    to_metric = _TO_METRIC.get(measure.NAME)
+    if to_metric is None:
+        return None
+    rel = measure.params.get("rel", NOT_PROVIDED)
+    if rel is not NOT_PROVIDED and not rel >= 0:
+        return None
+    gains = measure.params.get("gains")
+    if isinstance(gains, dict):
+        for label, gain in gains.items():
+            if isinstance(label, bool) or not isinstance(label, int) or label < 0:
+                return None
+            if not isinstance(gain, (int, float)) or not math.isfinite(gain):
+                return None
+    try:
+        return parse_metrics([to_metric(measure)])[0]
+    except (TypeError, ValueError):
+        return None
+
+
 class RanklensProvider(ir_measures.providers.Provider):
     """ir_measures' provider interface over :func:`ranklens.evaluate` (see the module)."""
 
@@ -266,24 +293,13 @@ class RanklensProvider(ir_measures.providers.Provider):
     def _metric(measure: Any) -> Metric | None:
         """The ranklens metric for ``measure``, or None where the parameters are outside
         what ranklens expresses (a cutoff below 1, a gain label that is not a
-        non-negative integer, a non-finite number)."""
-        to_metric = _TO_METRIC.get(measure.NAME)
-        if to_metric is None:
-            return None
-        rel = measure.params.get("rel", NOT_PROVIDED)
-        if rel is not NOT_PROVIDED and not rel >= 0:
-            return None
-        gains = measure.params.get("gains")
-        if isinstance(gains, dict):
-            for label, gain in gains.items():
-                if isinstance(label, bool) or not isinstance(label, int) or label < 0:
-                    return None
-                if not isinstance(gain, (int, float)) or not math.isfinite(gain):
-                    return None
+        non-negative integer, a non-finite number).  Remembered by measure (equal
+        measures hash alike): a call for one query parsed each measure three times,
+        most of its time."""
         try:
-            return parse_metrics([to_metric(measure)])[0]
-        except (TypeError, ValueError):
-            return None
+            return _metric_of(measure)
+        except TypeError:  # a measure that does not hash (a parameter's value)
+            return _metric_uncached(measure)
 
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> RanklensEvaluator:
         measures = list(measures)
