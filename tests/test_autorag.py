@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import string
-import subprocess
 import sys
 from collections import Counter
 
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _child import thread_counts
 from ranklens import RanklensInputError
 from ranklens.compat import autorag
 
@@ -410,27 +410,20 @@ def test_a_call_of_one_task_starts_no_thread():
     # In a fresh process: calls of up to 64 id rows and 8 token rows leave the
     # number of the process's threads as it was (no pool made, none woken); 65
     # rows on two threads start the pool's (the probe sees threads).
-    code = """
+    setup = """
 from ranklens.compat import autorag
-def threads():
-    for line in open("/proc/self/status"):
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
 gt, pred = [[["a", "b"], ["c"]]], [["c", "x", "a"]]
 gtc, predc = [[["the cat sat"], ["a dog"]]], [["cat sat", "dog"]]
-before = threads()
+"""
+    small_calls = """
 for t in (None, 1, 2):
     autorag.retrieval_metrics(gt * 64, pred * 64, threads=t)
     autorag.retrieval_recall(gt, pred)
     autorag.retrieval_token_metrics(gtc * 8, predc * 8, threads=t)
     autorag.retrieval_token_f1(gtc, predc)
-small = threads()
-autorag.retrieval_metrics(gt * 65, pred * 65, threads=2)
-print(before, small, threads())
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
-    before, small, large = map(int, out)
+    before, small, large = thread_counts(
+        setup, small_calls, "autorag.retrieval_metrics(gt * 65, pred * 65, threads=2)"
+    )
     assert small == before
     assert large > before

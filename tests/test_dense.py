@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import subprocess
 import sys
 import types
 
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
+from _child import thread_counts
 from ranklens._names import FAMILIES, parse_metrics
 from ranklens.errors import RanklensInputError, UnknownMetricError
 from ranklens.metrics._expected import EXPECTED_FAMILIES
@@ -513,15 +513,12 @@ def test_a_call_of_one_task_starts_no_thread():
     # for evaluate_flat) leave the number of the process's threads as it was (no
     # pool made, none woken); 65 rows on two threads start the pool's (the probe
     # sees threads).
-    code = """
+    setup = """
 import numpy as np, ranklens
-def threads():
-    for line in open("/proc/self/status"):
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
 s = np.random.default_rng(0).random((65, 30), dtype=np.float32)
 lab = (s > 0.8) * 2
-before = threads()
+"""
+    small_calls = """
 for t in (None, 1, 2):
     ranklens.evaluate_dense(s[:64], lab[:64], ["ndcg@10", "map"], threads=t)
     ranklens.evaluate_dense(s[:1], lab[:1], "bpref", threads=t)
@@ -532,14 +529,10 @@ for t in (None, 1, 2):
     idx = np.repeat(np.arange(64), 30)
     ranklens.evaluate_flat(s[:64].ravel(), lab[:64].ravel(), idx, "map", threads=t)
     ranklens.evaluate_flat(s[:64].ravel(), lab[:64].ravel(), idx[::-1].copy(), "mrr", threads=t)
-small = threads()
-ranklens.evaluate_dense(s, lab, "map", threads=2)
-print(before, small, threads())
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
-    before, small, large = map(int, out)
+    before, small, large = thread_counts(
+        setup, small_calls, 'ranklens.evaluate_dense(s, lab, "map", threads=2)'
+    )
     assert small == before
     assert large > before
 
