@@ -177,6 +177,7 @@
 
 use super::evaluate::{eval_setup, side, MetricArg};
 use super::{to_py, SideArrays};
+use crate::core::encode::SERIAL_ROWS;
 use crate::core::error::Error;
 use crate::core::eval::{self, key_score, rank_key, RankScratch, Ranking};
 use crate::core::metrics::MetricSpec;
@@ -371,10 +372,10 @@ pub(super) fn dict_judgments(
     let q = side(&arrays)?.map_err(|e| to_py(py, e))?;
     // On the pool of `RANKLENS_NUM_THREADS` (whose bad value is the error of
     // the qrels' encoding, just before): else in this thread, as are qrels of
-    // at most `SERIAL_ENTRIES` rows (the pool's hand-over would cost more).
+    // at most `SERIAL_ROWS` rows (the pool's hand-over would cost more).
     let rows = q.offsets.last().map_or(0, |&o| o.max(0) as usize);
     Ok(py.detach(|| {
-        if rows <= SERIAL_ENTRIES {
+        if rows <= SERIAL_ROWS {
             return DictJudgments::build(&q, false);
         }
         eval::with_threads(None, || DictJudgments::build(&q, true))
@@ -425,12 +426,6 @@ const TIES_AHEAD: usize = 2;
 
 /// Run rows read between two scorings (see [`Chunk`]).
 const CHUNK_ROWS: usize = 1 << 15;
-
-/// Qrels or run dicts of at most this many rows are handled on the calling
-/// thread, without the pool: one query scored at a time (a RAG pipeline's
-/// call, a per-query loop) would pay more for the pool's hand-over than for
-/// its work.
-const SERIAL_ENTRIES: usize = crate::core::encode::SERIAL_ROWS;
 
 /// Whether the run dict `scores` holds at most `limit` rows (its inner
 /// dicts' lengths summed, stopping once past `limit`; a value that is not a
@@ -689,8 +684,10 @@ fn walk<'py>(
     let Ok(threads) = eval::thread_count(threads) else {
         return Ok(None);
     };
-    // A small run: scored here, in order (`SERIAL_ENTRIES`).
-    let small = at_most_rows(scores, SERIAL_ENTRIES);
+    // A small run (one query scored at a time: a RAG pipeline's call, a
+    // per-query loop) is scored here, in order: the pool's hand-over would
+    // cost more than its work.
+    let small = at_most_rows(scores, SERIAL_ROWS);
     // A set number of threads: that pool, kept from call to call.
     let pool = match threads {
         Some(n) if n > 1 && !small => match crate::core::pool::sized_pool(n) {

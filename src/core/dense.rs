@@ -1676,7 +1676,9 @@ fn knn_rows<const AHEAD: bool>(
     k: usize,
 ) -> Result<Vec<f64>> {
     let mut out = vec![0.0; approx.rows];
-    let row = |s: &mut KnnScratch, (i, o): (usize, &mut f64)| {
+    let serial = approx.rows <= KNN_TASK_ROWS;
+    let init = || KnnScratch::new(k);
+    eval::try_for_each_row(&mut out, 1, serial, 1024, init, |s, i, o| {
         if AHEAD {
             approx.prefetch_prefix(i + ROWS_AHEAD, k);
             exact.prefetch_prefix(i + ROWS_AHEAD, k);
@@ -1688,17 +1690,9 @@ fn knn_rows<const AHEAD: bool>(
         } else {
             s.set.shared(a, e)
         };
-        *o = n as f64 / k as f64;
-    };
-    if approx.rows <= KNN_TASK_ROWS {
-        let mut s = KnnScratch::new(k);
-        out.iter_mut().enumerate().for_each(|x| row(&mut s, x));
-    } else {
-        out.par_iter_mut()
-            .enumerate()
-            .with_min_len(1024)
-            .for_each_init(|| KnnScratch::new(k), row);
-    }
+        o.fill(n as f64 / k as f64);
+        Ok::<(), Error>(())
+    })?;
     Ok(out)
 }
 
@@ -1717,27 +1711,27 @@ pub fn knn_recall_distances(
 ) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
     let mut out = vec![0.0; approx.rows];
-    let row = |(i, o): (usize, &mut f64)| {
-        let t = exact.get(i, k - 1);
-        if t.is_nan() {
-            return Err(Error::InvalidInput(format!(
-                "exact distances[{i}, {}] is NaN",
-                k - 1
-            )));
-        }
-        let t = t + epsilon;
-        let hits = (0..k).filter(|&j| approx.get(i, j) <= t).count();
-        *o = hits as f64 / k as f64;
-        Ok(())
-    };
-    if approx.rows <= KNN_TASK_ROWS {
-        out.iter_mut().enumerate().try_for_each(row)?;
-    } else {
-        out.par_iter_mut()
-            .enumerate()
-            .with_min_len(KNN_TASK_ROWS)
-            .try_for_each(row)?;
-    }
+    let serial = approx.rows <= KNN_TASK_ROWS;
+    eval::try_for_each_row(
+        &mut out,
+        1,
+        serial,
+        KNN_TASK_ROWS,
+        || (),
+        |_, i, o| {
+            let t = exact.get(i, k - 1);
+            if t.is_nan() {
+                return Err(Error::InvalidInput(format!(
+                    "exact distances[{i}, {}] is NaN",
+                    k - 1
+                )));
+            }
+            let t = t + epsilon;
+            let hits = (0..k).filter(|&j| approx.get(i, j) <= t).count();
+            o.fill(hits as f64 / k as f64);
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 

@@ -322,23 +322,13 @@ pub fn evaluate_into(
 
     let metrics = resolve(metrics, qrels);
     let nm = metrics.len();
-    let one = |s: &mut Scratch, qi: usize, out: &mut [f64]| {
+    let small = is_small(qrels, run);
+    try_for_each_row(values, nm, small, 1, Scratch::default, |s, qi, out| {
         opts.cancel.check()?;
         let rq = (qmap[qi] != NONE).then_some(qmap[qi] as usize);
         score_query(s, qrels, run, qi, rq, &metrics, opts, out)?;
         check_finite(qrels, qi, &metrics, opts, out)
-    };
-    if is_small(qrels, run) {
-        let mut s = Scratch::default();
-        for (qi, out) in values.chunks_mut(nm.max(1)).enumerate() {
-            one(&mut s, qi, out)?;
-        }
-    } else {
-        values
-            .par_chunks_mut(nm)
-            .enumerate()
-            .try_for_each_init(Scratch::default, |s, (qi, out)| one(s, qi, out))?;
-    }
+    })?;
     Ok((run_index, run_only))
 }
 
@@ -431,22 +421,16 @@ pub fn evaluate_pairs(
             "internal: a query pair is out of range".into(),
         ));
     }
-    let one = |s: &mut Scratch, out: &mut [f64], (qi, rq): (usize, Option<usize>)| {
+    let small = is_small(qrels, run);
+    try_for_each_row(&mut values, nm, small, 1, Scratch::default, |s, r, out| {
+        // `values` holds one row per pair (checked above: in range).
+        let Some(&(qi, rq)) = pairs.get(r) else {
+            return Ok(());
+        };
         opts.cancel.check()?;
         score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
         check_finite(qrels, qi, metrics, opts, out)
-    };
-    if is_small(qrels, run) {
-        let mut s = Scratch::default();
-        for (out, &pair) in values.chunks_mut(nm.max(1)).zip(pairs) {
-            one(&mut s, out, pair)?;
-        }
-    } else {
-        values
-            .par_chunks_mut(nm)
-            .zip(pairs.par_iter())
-            .try_for_each_init(Scratch::default, |s, (out, &pair)| one(s, out, pair))?;
-    }
+    })?;
     Ok(values)
 }
 
@@ -897,8 +881,9 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
 /// (one row of 100 cells through `evaluate_dense`: median 17 us native, of
 /// which the work is 1-2; the pool's thread asleep between calls).  `f` must
 /// then not use rayon: its loops run in order when they hold one task
-/// (`dense::TASK_ROWS`, `dense::KNN_TASK_ROWS`), else they would start rayon's global pool, which a
-/// forked child inherits without its threads ([`pool`]).
+/// ([`try_for_each_row`], `dense::TASK_ROWS`, [`SERIAL_ROWS`]...), else they
+/// would start rayon's global pool, which a forked child inherits without
+/// its threads ([`pool`]).
 pub fn with_threads_or_inline<R: Send>(
     threads: Option<usize>,
     one_task: bool,
@@ -912,9 +897,39 @@ pub fn with_threads_or_inline<R: Send>(
 }
 
 /// `f(state, r, out_row)` for each row of `out` (`width` values a row,
-/// `state` made by `init` once a task): in order on the calling thread when
-/// `out` holds at most `task_rows` rows (one task; no rayon, so that a
-/// binding may call it through [`with_threads_or_inline`]), else on the pool.
+/// `state` made by `init` once a task), stopping at an error: in order on
+/// the calling thread when `serial` (no rayon, so that a binding may call it
+/// through [`with_threads_or_inline`]), else on the pool by tasks of
+/// `min_rows` rows at least.  The loops over queries and rows whose small
+/// calls run where they are called share it.
+pub fn try_for_each_row<S, E, F>(
+    out: &mut [f64],
+    width: usize,
+    serial: bool,
+    min_rows: usize,
+    init: impl Fn() -> S + Sync + Send,
+    f: F,
+) -> std::result::Result<(), E>
+where
+    E: Send,
+    F: Fn(&mut S, usize, &mut [f64]) -> std::result::Result<(), E> + Sync + Send,
+{
+    let width = width.max(1);
+    if serial {
+        let mut s = init();
+        out.chunks_mut(width)
+            .enumerate()
+            .try_for_each(|(r, o)| f(&mut s, r, o))
+    } else {
+        out.par_chunks_mut(width)
+            .enumerate()
+            .with_min_len(min_rows.max(1))
+            .try_for_each_init(init, |s, (r, o)| f(s, r, o))
+    }
+}
+
+/// [`try_for_each_row`] of a loop that cannot fail, in order on the calling
+/// thread when `out` holds at most `task_rows` rows (one task).
 pub fn for_each_row<S, F>(
     out: &mut [f64],
     width: usize,
@@ -924,16 +939,14 @@ pub fn for_each_row<S, F>(
 ) where
     F: Fn(&mut S, usize, &mut [f64]) + Sync + Send,
 {
-    let width = width.max(1);
-    if out.len() <= task_rows.saturating_mul(width) {
-        let mut s = init();
-        for (r, o) in out.chunks_mut(width).enumerate() {
-            f(&mut s, r, o);
-        }
-    } else {
-        out.par_chunks_mut(width)
-            .enumerate()
-            .for_each_init(init, |s, (r, o)| f(s, r, o));
+    let serial = out.len() <= task_rows.saturating_mul(width.max(1));
+    let done = try_for_each_row(out, width, serial, 1, init, |s, r, o| {
+        f(s, r, o);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match done {
+        Ok(()) => {}
+        Err(never) => match never {},
     }
 }
 

@@ -221,11 +221,8 @@ _FALSE = Choices(False)
 
 @functools.lru_cache(maxsize=1024)
 def _metric_of(measure: Any) -> Metric | None:
-    return _metric_uncached(measure)
-
-
-def _metric_uncached(measure: Any) -> Metric | None:
-    """:meth:`RanklensProvider._metric`, computed."""
+    """:meth:`RanklensProvider._metric`, remembered by measure (ir_measures hashes
+    and compares a measure by its ``repr``, parameters included)."""
     to_metric = _TO_METRIC.get(measure.NAME)
     if to_metric is None:
         return None
@@ -293,13 +290,9 @@ class RanklensProvider(ir_measures.providers.Provider):
     def _metric(measure: Any) -> Metric | None:
         """The ranklens metric for ``measure``, or None where the parameters are outside
         what ranklens expresses (a cutoff below 1, a gain label that is not a
-        non-negative integer, a non-finite number).  Remembered by measure (equal
-        measures hash alike): a call for one query parsed each measure three times,
-        most of its time."""
-        try:
-            return _metric_of(measure)
-        except TypeError:  # a measure that does not hash (a parameter's value)
-            return _metric_uncached(measure)
+        non-negative integer, a non-finite number).  Remembered by measure: a call
+        for one query parsed each measure three times, most of its time."""
+        return _metric_of(measure)
 
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> RanklensEvaluator:
         measures = list(measures)
