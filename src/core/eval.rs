@@ -423,9 +423,11 @@ pub fn evaluate_pairs(
     }
     let small = is_small(qrels, run);
     try_for_each_row(&mut values, nm, small, 1, Scratch::default, |s, r, out| {
-        // `values` holds one row per pair (checked above: in range).
+        // `values` holds one row per pair.
         let Some(&(qi, rq)) = pairs.get(r) else {
-            return Ok(());
+            return Err(Error::InvalidInput(
+                "internal: a row without its query pair".into(),
+            ));
         };
         opts.cancel.check()?;
         score_query(s, qrels, run, qi, rq, metrics, opts, out)?;
