@@ -331,8 +331,11 @@ def evaluate_flat(
     :func:`evaluate_dense` (same semantics; ``ties="first"`` breaks ties by input
     position), grouped natively: no Python loop, no allocation proportional to the
     largest index; a sorted ``indexes`` costs nothing more, a shuffled one a
-    linear counting sort of the cells by group (12 bytes a cell, a hash map of the
-    distinct values) and reading the cells out of order.  Arrays of any shape are
+    linear counting sort of the cells by group (each cell's place, 8 bytes a cell;
+    4 more and a hash map of the distinct values when they span a range wider than
+    the number of cells) and a copy of ``preds`` and ``target`` in group order
+    (as many bytes as they hold), so that each query is then read as a run of
+    cells, as when sorted.  Arrays of any shape are
     read flattened (multi-dimensional non-contiguous ones are copied to do so).
     ``threads``: as in :func:`evaluate_dense`; a call of at most 64 groups of at
     most 65,536 cells runs on the calling thread.

@@ -576,6 +576,44 @@ pub enum Numbers<'a> {
     U8(Matrix<'a, u8>),
 }
 
+/// Owned cells of one of [`Numbers`]' dtypes (flat cells copied into
+/// group order: [`Numbers::in_groups`]).
+enum Cells {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+    F16(Vec<u16>),
+    Bf16(Vec<u16>),
+    I64(Vec<i64>),
+    I32(Vec<i32>),
+    I8(Vec<i8>),
+    U8(Vec<u8>),
+}
+
+impl Cells {
+    /// The cells as a contiguous one-row matrix.
+    fn view(&self) -> Numbers<'_> {
+        fn one<T: Copy>(v: &[T]) -> Matrix<'_, T> {
+            Matrix {
+                data: v,
+                rows: 1,
+                cols: v.len(),
+                row_stride: 0,
+                col_stride: 1,
+            }
+        }
+        match self {
+            Cells::F64(v) => Numbers::F64(one(v)),
+            Cells::F32(v) => Numbers::F32(one(v)),
+            Cells::F16(v) => Numbers::F16(one(v)),
+            Cells::Bf16(v) => Numbers::Bf16(one(v)),
+            Cells::I64(v) => Numbers::I64(one(v)),
+            Cells::I32(v) => Numbers::I32(one(v)),
+            Cells::I8(v) => Numbers::I8(one(v)),
+            Cells::U8(v) => Numbers::U8(one(v)),
+        }
+    }
+}
+
 impl<'a> Numbers<'a> {
     /// [`Matrix::prefetch_prefix`] of the matrix.
     #[inline]
@@ -615,6 +653,35 @@ impl<'a> Numbers<'a> {
             Numbers::I32(m) => Numbers::I32(m.columns(a, b)?),
             Numbers::I8(m) => Numbers::I8(m.columns(a, b)?),
             Numbers::U8(m) => Numbers::U8(m.columns(a, b)?),
+        })
+    }
+
+    /// The cells of a one-row matrix in group order: cell `c` at
+    /// `place[c]` (`None` unless one row of `place.len()` cells, each place
+    /// below it).  A copy: as many bytes as the cells.
+    fn in_groups(&self, place: &[i64]) -> Option<Cells> {
+        // Not kept: each place's line asked for 32 or 128 cells ahead (10M
+        // shuffled cells, 1 thread, 2026-11-28, Intel Xeon with AVX-512:
+        // 259 -> 267-275 ms; the stores' misses already overlap).
+        fn copy<T: Copy>(m: &Matrix<'_, T>, place: &[i64], mut out: Vec<T>) -> Option<Vec<T>> {
+            if m.rows != 1 || m.cols != place.len() || out.len() != place.len() {
+                return None;
+            }
+            for (c, &p) in place.iter().enumerate() {
+                *out.get_mut(usize::try_from(p).ok()?)? = m.get(0, c);
+            }
+            Some(out)
+        }
+        let n = place.len();
+        Some(match self {
+            Numbers::F64(m) => Cells::F64(copy(m, place, vec![0.0; n])?),
+            Numbers::F32(m) => Cells::F32(copy(m, place, vec![0.0; n])?),
+            Numbers::F16(m) => Cells::F16(copy(m, place, vec![0; n])?),
+            Numbers::Bf16(m) => Cells::Bf16(copy(m, place, vec![0; n])?),
+            Numbers::I64(m) => Cells::I64(copy(m, place, vec![0; n])?),
+            Numbers::I32(m) => Cells::I32(copy(m, place, vec![0; n])?),
+            Numbers::I8(m) => Cells::I8(copy(m, place, vec![0; n])?),
+            Numbers::U8(m) => Cells::U8(copy(m, place, vec![0; n])?),
         })
     }
 
@@ -1373,19 +1440,20 @@ fn check_distinct(i: usize, ids: &[i64], buf: &mut Vec<i64>) -> Result<()> {
 /// Flat cells grouped by query (torchmetrics' `(preds, target, indexes)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlatGroups {
-    /// Group `g` is cells `order[offsets[g]..offsets[g + 1]]` (or that range of
-    /// cells itself when `order` is empty: `indexes` was sorted).
+    /// Group `g` is places `offsets[g]..offsets[g + 1]` of the cells in group
+    /// order (input order within a group).
     pub offsets: Vec<i64>,
-    /// The cells in group order, input order within a group; empty when the
-    /// input is already grouped.
-    pub order: Vec<i64>,
+    /// Cell `c`'s place in group order; empty when the input is already
+    /// grouped (each cell is at its own place).
+    pub place: Vec<i64>,
     /// The index value of each group, ascending.
     pub keys: Vec<i64>,
 }
 
 /// Group cells by their `indexes` value: any values, sorted or not; memory
-/// proportional to the number of cells when unsorted (the cell order, 8 bytes
-/// a cell, and each cell's group, 4 bytes), to the number of groups otherwise,
+/// proportional to the number of cells when unsorted (each cell's place, 8
+/// bytes a cell, and, for values spanning a range wider than the number of
+/// cells, each cell's group, 4 bytes), to the number of groups otherwise,
 /// never to the largest index value.  At most [`SORTED_CHUNK`] cells are
 /// grouped on the calling thread, without rayon.
 pub fn group_flat(indexes: &[i64]) -> FlatGroups {
@@ -1396,8 +1464,8 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
         return g;
     }
     // A counting sort by group: number the distinct values as they come (a
-    // hash map, as large as the groups), rank them, count, and place each cell
-    // at its group's next slot, so input order holds within a group.  Why:
+    // hash map, as large as the groups), rank them, count, and give each cell
+    // its group's next place, so input order holds within a group.  Why:
     // sorting (index, cell) pairs took 1 s on 10M shuffled cells (100k
     // groups); this is linear.
     let mut ids: hashbrown::HashMap<i64, u32> = hashbrown::HashMap::new();
@@ -1421,38 +1489,51 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
             *x = r as u32;
         }
     }
-    let mut next = vec![0i64; keys.len() + 1];
-    for &g in &group {
-        if let Some(c) = rank
-            .get(g as usize)
-            .and_then(|&r| next.get_mut(r as usize + 1))
-        {
-            *c += 1;
-        }
-    }
-    for r in 1..next.len() {
-        next[r] += next[r - 1];
-    }
-    let offsets = next.clone();
-    let mut order = vec![0i64; indexes.len()];
-    for (c, &g) in group.iter().enumerate() {
-        let r = rank.get(g as usize).copied().unwrap_or(0) as usize;
-        if let Some(pos) = next.get_mut(r) {
-            if let Some(o) = order.get_mut(*pos as usize) {
-                *o = c as i64;
-            }
-            *pos += 1;
-        }
-    }
+    let slot = |g: &u32| rank.get(*g as usize).map_or(0, |&r| r as usize);
+    let (offsets, place) = places(&group, keys.len(), slot);
     let keys = by_value
         .iter()
         .filter_map(|&g| keys.get(g as usize).copied())
         .collect();
     FlatGroups {
         offsets,
-        order,
+        place,
         keys,
     }
+}
+
+/// The group offsets and each cell's place in group order, the cells' groups
+/// numbered `slot(x) < groups` in the order of their values: count the cells
+/// of each group, then give each cell, in input order, its group's next place.
+/// Why places rather than the cells in group order: the cells are then copied
+/// into group order by writes to their places, reading the input in order
+/// ([`Numbers::in_groups`]); reading them through the group order instead
+/// reads each cell from a random place, and on 10M shuffled cells those reads
+/// cost about twice the writes (numpy, 2026-11-28: a gather of the scores and
+/// labels 400-470 ms, a scatter of them 173 ms).
+fn places<X>(cells: &[X], groups: usize, slot: impl Fn(&X) -> usize) -> (Vec<i64>, Vec<i64>) {
+    // next[v]: cells of groups below v, then the next free place of group v.
+    let mut next = vec![0i64; groups + 1];
+    for x in cells {
+        if let Some(c) = next.get_mut(slot(x) + 1) {
+            *c += 1;
+        }
+    }
+    for v in 0..groups {
+        next[v + 1] += next[v];
+    }
+    let offsets = next.clone();
+    let place = cells
+        .iter()
+        .map(|x| match next.get_mut(slot(x)) {
+            Some(p) => {
+                *p += 1;
+                *p - 1
+            }
+            None => 0,
+        })
+        .collect();
+    (offsets, place)
 }
 
 /// Cells a task of the sorted-`indexes` scan reads: [`group_flat`] groups
@@ -1502,7 +1583,7 @@ fn group_sorted(indexes: &[i64], chunk: usize) -> Option<FlatGroups> {
     offsets.push(indexes.len() as i64);
     Some(FlatGroups {
         offsets,
-        order: Vec::new(),
+        place: Vec::new(),
         keys,
     })
 }
@@ -1512,42 +1593,27 @@ fn group_sorted(indexes: &[i64], chunk: usize) -> Option<FlatGroups> {
 /// counter per value of the range, no hashing (3x faster than the hash map on
 /// 10M cells); `None` for a wider range.
 fn group_by_range(indexes: &[i64]) -> Option<FlatGroups> {
-    let lo = *indexes.iter().min()?;
-    let hi = *indexes.iter().max()?;
+    let first = *indexes.first()?;
+    let (lo, hi) = indexes
+        .iter()
+        .fold((first, first), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let width = usize::try_from(hi.checked_sub(lo)?).ok()?.checked_add(1)?;
     if width > indexes.len() {
         return None;
     }
-    let slot = |x: i64| (x - lo) as usize;
-    // next[v]: cells with a value below lo + v, then the next free place of
-    // value lo + v.
-    let mut next = vec![0i64; width + 1];
-    for &x in indexes {
-        if let Some(c) = next.get_mut(slot(x) + 1) {
-            *c += 1;
-        }
-    }
+    let (all, place) = places(indexes, width, |&x| (x - lo) as usize);
+    // The values with cells, and the offsets of their groups alone.
     let mut offsets = vec![0i64];
     let mut keys = Vec::new();
-    for v in 0..width {
-        if next[v + 1] > 0 {
+    for (v, w) in all.windows(2).enumerate() {
+        if w[1] > w[0] {
             keys.push(lo + v as i64);
-            offsets.push(offsets.last().copied().unwrap_or(0) + next[v + 1]);
-        }
-        next[v + 1] += next[v];
-    }
-    let mut order = vec![0i64; indexes.len()];
-    for (c, &x) in indexes.iter().enumerate() {
-        if let Some(pos) = next.get_mut(slot(x)) {
-            if let Some(o) = order.get_mut(*pos as usize) {
-                *o = c as i64;
-            }
-            *pos += 1;
+            offsets.push(w[1]);
         }
     }
     Some(FlatGroups {
         offsets,
-        order,
+        place,
         keys,
     })
 }
@@ -1567,9 +1633,9 @@ pub fn evaluate_flat(
     flat_path(scores, labels, groups, metrics, level, ties, empty, false)
 }
 
-/// [`evaluate_flat`]; `general` as in [`dense_path`].  Grouped input (sorted
-/// `indexes`): each group is a run of cells, read by the sparse path as a row
-/// when it applies.
+/// [`evaluate_flat`]; `general` as in [`dense_path`].  Ungrouped cells are
+/// first copied into group order ([`Numbers::in_groups`]), so that every
+/// group is a run of cells, read by the sparse path as a row when it applies.
 #[allow(clippy::too_many_arguments)]
 fn flat_path(
     scores: &Numbers<'_>,
@@ -1589,43 +1655,63 @@ fn flat_path(
             labels.shape()
         )));
     }
-    let FlatGroups { offsets, order, .. } = groups;
+    let FlatGroups { offsets, place, .. } = groups;
     let bad = offsets.first() != Some(&0)
         || offsets.last() != Some(&(n as i64))
         || offsets.windows(2).any(|w| w[1] < w[0])
-        || (!order.is_empty()
-            && (order.len() != n || order.iter().any(|&c| c < 0 || c as usize >= n)));
+        || (!place.is_empty()
+            && (place.len() != n || place.iter().any(|&p| p < 0 || p as usize >= n)));
     if bad {
         return Err(Error::InvalidInput(
             "internal: flat groups do not fit the cells".into(),
         ));
     }
-    let cells = |g: usize| {
-        let (a, b) = (offsets[g] as usize, offsets[g + 1] as usize);
-        (a..b).map(move |p| {
-            if order.is_empty() {
-                p
-            } else {
-                order[p] as usize
-            }
-        })
+    let runs = (offsets.as_slice(), metrics, level, ties, empty, general);
+    if place.is_empty() {
+        return flat_runs(scores, labels, runs, |q| q);
+    }
+    let (Some(s), Some(l)) = (scores.in_groups(place), labels.in_groups(place)) else {
+        return Err(Error::InvalidInput(
+            "internal: flat cells could not be put in group order".into(),
+        ));
     };
+    // The cell at place `q` (for a message only: a scan of the places).
+    let cell = |q: usize| place.iter().position(|&p| p as usize == q).unwrap_or(q);
+    flat_runs(&s.view(), &l.view(), runs, cell)
+}
+
+/// The groups of [`flat_path`] as runs of cells in group order:
+/// `offsets[g]..offsets[g + 1]`; `cell(q)`: the input cell at place `q`, for
+/// messages.
+fn flat_runs(
+    scores: &Numbers<'_>,
+    labels: &Numbers<'_>,
+    (offsets, metrics, level, ties, empty, general): (
+        &[i64],
+        &[MetricSpec],
+        f64,
+        DenseTies,
+        Empty,
+        bool,
+    ),
+    cell: impl Fn(usize) -> usize + Sync,
+) -> Result<DenseEvaluation> {
+    let n = scores.shape().1;
     let metrics = setup(metrics, level, ties, || {
         let mut row = Vec::new();
         labels.load_cells(0..n, &mut row);
         err::max_label(&row)
     })?;
-    let fast = if general || !order.is_empty() {
+    let fast = if general {
         None
     } else {
         sparse::plan(&metrics, level, ties, &Valid::All)
     };
     let general = |s: &mut Scratch, g: usize, out: &mut [f64]| {
-        scores.load_cells(cells(g), &mut s.scores);
-        labels.load_cells(cells(g), &mut s.labels);
-        s.cols.clear();
-        s.cols.extend(cells(g).map(|c| c as u32));
-        check_row(&s.scores, &s.labels, |j| format!("[{}]", s.cols[j]))?;
+        let (a, b) = (offsets[g] as usize, offsets[g + 1] as usize);
+        scores.load_cells(a..b, &mut s.scores);
+        labels.load_cells(a..b, &mut s.labels);
+        check_row(&s.scores, &s.labels, |j| format!("[{}]", cell(a + j)))?;
         if empty_row(&s.labels, level, empty, out) {
             return Ok(true);
         }
@@ -1633,8 +1719,8 @@ fn flat_path(
         score_row(s, &metrics, level, ties, out);
         Ok(false)
     };
-    // Grouped cells: each group a run of cells, by blocks of rows as the
-    // dense path's (`sparse::Layout::Runs`).
+    // Each group a run of cells, by blocks of rows as the dense path's
+    // (`sparse::Layout::Runs`).
     let layout = sparse::Layout::Runs(offsets);
     let sparse = (scores, labels, &layout, level, empty);
     run_sparse(

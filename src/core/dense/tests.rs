@@ -316,7 +316,17 @@ proptest! {
                 want.entry(x).or_default().push(c as i64);
             }
             prop_assert_eq!(&g.keys, &want.keys().copied().collect::<Vec<_>>());
-            let cells: Vec<i64> = if g.order.is_empty() { (0..input.len() as i64).collect() } else { g.order.clone() };
+            // The cells in group order: cell `c` at its place.
+            let mut cells: Vec<i64> = (0..input.len() as i64).collect();
+            if !g.place.is_empty() {
+                prop_assert_eq!(g.place.len(), input.len());
+                for (c, &p) in g.place.iter().enumerate() {
+                    cells[p as usize] = c as i64;
+                }
+                let mut seen = g.place.clone();
+                seen.sort();
+                prop_assert_eq!(seen, (0..input.len() as i64).collect::<Vec<_>>());
+            }
             let got: Vec<Vec<i64>> = g.offsets.windows(2).map(|w| cells[w[0] as usize..w[1] as usize].to_vec()).collect();
             prop_assert_eq!(got, want.values().cloned().collect::<Vec<_>>());
             // Sorted input read in chunks of any size: the same groups.
@@ -480,15 +490,16 @@ fn float32_nan_is_an_error_naming_the_cell() {
 
 #[test]
 fn flat_cells_group_by_index_value() {
-    // Sorted: no order, offsets at each change.
+    // Sorted: no places, offsets at each change.
     let g = group_flat(&[-5, -5, 3, 9, 9, 9]);
     assert_eq!(
-        (g.offsets, g.order, g.keys),
+        (g.offsets, g.place, g.keys),
         (vec![0, 2, 3, 6], vec![], vec![-5, 3, 9])
     );
-    // Shuffled: cells in group order, input order within a group.
+    // Shuffled: each cell's place in group order (input order within a
+    // group): -5 = cells 1, 4; 3 = cell 3; 9 = cells 0, 2.
     let g = group_flat(&[9, -5, 9, 3, -5]);
-    assert_eq!(g.order, vec![1, 4, 3, 0, 2]);
+    assert_eq!(g.place, vec![3, 0, 4, 2, 1]);
     assert_eq!((g.offsets, g.keys), (vec![0, 2, 3, 5], vec![-5, 3, 9]));
     assert_eq!(group_flat(&[]).offsets, vec![0]);
     // Scored: group -5 = cells 1 (0.9, label 0) and 4 (0.1, label 1): mrr 1/2;
@@ -1049,7 +1060,7 @@ proptest! {
             ),
         ];
         let g = group_flat(&idx);
-        prop_assert!(g.order.is_empty());
+        prop_assert!(g.place.is_empty());
         let m = sparse_metrics(false);
         for (sc, lb) in &cases {
             let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, true);
@@ -1150,6 +1161,97 @@ proptest! {
                 let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, false);
                 let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, true);
                 prop_assert!(bitwise_equal(&fast, &general), "{sc:?}:\n{fast:?}\n{general:?}");
+            }
+        }
+    }
+}
+
+proptest! {
+    /// Flat cells with unsorted `indexes`: copied into group order and scored
+    /// as runs, they give bit for bit what the general path gives on the same
+    /// cells stably sorted by index beforehand (ties in input order), through
+    /// the sparse path or the general one, contiguous or strided, f32/f64/f16
+    /// scores, int/float labels; a NaN names its input cell.
+    #[test]
+    fn flat_shuffled_equals_presorted_bit_for_bit(
+        cells in proptest::collection::vec((0u8..7, 0u8..8, -3i64..5), 0..120),
+        nan_at in proptest::option::of(0usize..120),
+        level in prop_oneof![Just(1.0), Just(0.5)],
+        many in any::<bool>(),
+        wide in any::<bool>(),
+    ) {
+        let n = cells.len();
+        let vals = [0.0f64, -0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
+        let f16_bits = [0x0000u16, 0x8000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200];
+        let nan = nan_at.filter(|&c| c < n);
+        let score = |c: usize| if Some(c) == nan { f64::NAN } else { vals[cells[c].0 as usize] };
+        let half = |c: usize| if Some(c) == nan { 0x7E00 } else { f16_bits[cells[c].0 as usize] };
+        let label = |c: usize| [0.0, 0.0, 0.0, 1.0, 2.0, -1.0, 0.5, 3.0][cells[c].1 as usize];
+        // Index values spanning a range wider than the cells take the hash
+        // map's grouping.
+        let idx: Vec<i64> = cells.iter().map(|c| if wide { c.2 * 1_000_003 } else { c.2 }).collect();
+        let mut sorted: Vec<usize> = (0..n).collect();
+        sorted.sort_by_key(|&c| idx[c]);
+        let build = |order: &[usize]| {
+            let s64: Vec<f64> = order.iter().map(|&c| score(c)).collect();
+            let s16: Vec<u16> = order.iter().map(|&c| half(c)).collect();
+            let l64: Vec<f64> = order.iter().map(|&c| label(c)).collect();
+            let li: Vec<i64> = order.iter().map(|&c| label(c).floor() as i64).collect();
+            (s64, s16, l64, li)
+        };
+        let input: Vec<usize> = (0..n).collect();
+        let (a64, a16, al, ai) = build(&input);
+        let (b64, b16, bl, bi) = build(&sorted);
+        let a32: Vec<f32> = a64.iter().map(|&x| x as f32).collect();
+        let b32: Vec<f32> = b64.iter().map(|&x| x as f32).collect();
+        let aw: Vec<f64> = a64.iter().flat_map(|&x| [x, 7.0]).collect();
+        let awl: Vec<i64> = ai.iter().flat_map(|&x| [x, 9]).collect();
+        let g = group_flat(&idx);
+        let mut sorted_idx = idx.clone();
+        sorted_idx.sort();
+        let gs = group_flat(&sorted_idx);
+        prop_assert!(gs.place.is_empty());
+        prop_assert_eq!(&g.keys, &gs.keys);
+        let m = sparse_metrics(many);
+        let cases = [
+            (f64s(&a64, 1, n), f64s(&al, 1, n), f64s(&b64, 1, n), f64s(&bl, 1, n)),
+            (
+                Numbers::F32(Matrix::contiguous(&a32, 1, n).unwrap()),
+                Numbers::I64(Matrix::contiguous(&ai, 1, n).unwrap()),
+                Numbers::F32(Matrix::contiguous(&b32, 1, n).unwrap()),
+                Numbers::I64(Matrix::contiguous(&bi, 1, n).unwrap()),
+            ),
+            (
+                Numbers::F16(Matrix::contiguous(&a16, 1, n).unwrap()),
+                f64s(&al, 1, n),
+                Numbers::F16(Matrix::contiguous(&b16, 1, n).unwrap()),
+                f64s(&bl, 1, n),
+            ),
+            (
+                Numbers::F64(Matrix::new(&aw, 1, n, 0, 2).unwrap()),
+                Numbers::I64(Matrix::new(&awl, 1, n, 0, 2).unwrap()),
+                f64s(&b64, 1, n),
+                Numbers::I64(Matrix::contiguous(&bi, 1, n).unwrap()),
+            ),
+        ];
+        for (sa, la, sb, lb) in &cases {
+            for empty in [Empty::Zero, Empty::Nan] {
+                let want = flat_path(sb, lb, &gs, &m, level, DenseTies::First, empty, true);
+                let fast = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, false);
+                let general = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, true);
+                match nan {
+                    // The presorted cells' message names their sorted place.
+                    Some(c) => {
+                        for got in [&fast, &general] {
+                            let e = got.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+                            prop_assert!(e.contains(&format!("scores[{c}] is NaN")), "{e}");
+                        }
+                    }
+                    None => {
+                        prop_assert!(bitwise_equal(&fast, &want), "{sa:?}:\n{fast:?}\n{want:?}");
+                        prop_assert!(bitwise_equal(&general, &want), "{sa:?}:\n{general:?}\n{want:?}");
+                    }
+                }
             }
         }
     }
