@@ -589,6 +589,86 @@ enum Cells {
     U8(Vec<u8>),
 }
 
+/// Cell `c` of a one-row matrix at `place[c]` of the result (`None` unless
+/// one row of `place.len()` cells, each place below it): written in input
+/// order, by parts of the cells on the pool's threads when it has several
+/// and the call is large.  Not kept: each place's line asked for 32 or 128
+/// cells ahead (10M shuffled cells, 1 thread, 2026-11-28, Intel Xeon with
+/// AVX-512: 259 -> 267-275 ms; the stores' misses already overlap).
+fn to_places<T: Placed>(m: &Matrix<'_, T>, place: &[i64]) -> Option<Vec<T>> {
+    let n = place.len();
+    if m.rows != 1 || m.cols != n {
+        return None;
+    }
+    if n <= SORTED_CHUNK || rayon::current_num_threads() == 1 {
+        let mut out = vec![T::default(); n];
+        for (c, &p) in place.iter().enumerate() {
+            *out.get_mut(usize::try_from(p).ok()?)? = m.get(0, c);
+        }
+        return Some(out);
+    }
+    // From several threads, each slot an atomic written by a relaxed store
+    // (a plain store on x86-64 and aarch64): the places are distinct, and the
+    // atomics keep the writes defined even if they were not.
+    let out: Vec<T::Slot> = (0..n).into_par_iter().map(|_| T::slot()).collect();
+    let ok = place.par_chunks(SORTED_CHUNK).enumerate().all(|(k, part)| {
+        part.iter().enumerate().all(|(j, &p)| {
+            let slot = usize::try_from(p).ok().and_then(|p| out.get(p));
+            slot.map(|s| T::put(s, m.get(0, k * SORTED_CHUNK + j)))
+                .is_some()
+        })
+    });
+    ok.then(|| T::take_all(out))
+}
+
+/// A cell type [`to_places`] writes from several threads.
+trait Placed: Copy + Default + Send + Sync {
+    /// The atomic of the same size.
+    type Slot: Send + Sync;
+    fn slot() -> Self::Slot;
+    fn put(slot: &Self::Slot, value: Self);
+    /// The values of the slots, in their allocation.
+    fn take_all(slots: Vec<Self::Slot>) -> Vec<Self>;
+}
+
+macro_rules! placed {
+    ($($t:ty => $atomic:ty, $to:expr, $from:expr;)*) => {$(
+        impl Placed for $t {
+            type Slot = $atomic;
+            fn slot() -> $atomic {
+                <$atomic>::new(0)
+            }
+            fn put(slot: &$atomic, value: $t) {
+                slot.store($to(value), std::sync::atomic::Ordering::Relaxed)
+            }
+            fn take_all(slots: Vec<$atomic>) -> Vec<$t> {
+                if size_of::<$atomic>() != size_of::<$t>() || align_of::<$atomic>() != align_of::<$t>() {
+                    return slots.into_iter().map(|s| $from(s.into_inner())).collect();
+                }
+                let mut slots = std::mem::ManuallyDrop::new(slots);
+                let (ptr, len, cap) = (slots.as_mut_ptr(), slots.len(), slots.capacity());
+                // SAFETY: the atomic has the size and bit validity of its
+                // integer (documented), and here the size and alignment of
+                // `$t` (checked above), whose every bit pattern is a value:
+                // the allocation holds `len` initialised values of `$t` and
+                // is freed with the same layout.  No thread holds a slot
+                // (they were joined), and `slots` is not dropped.
+                unsafe { Vec::from_raw_parts(ptr.cast::<$t>(), len, cap) }
+            }
+        }
+    )*};
+}
+
+placed! {
+    f64 => std::sync::atomic::AtomicU64, f64::to_bits, f64::from_bits;
+    f32 => std::sync::atomic::AtomicU32, f32::to_bits, f32::from_bits;
+    u16 => std::sync::atomic::AtomicU16, u16::from, u16::from;
+    i64 => std::sync::atomic::AtomicI64, i64::from, i64::from;
+    i32 => std::sync::atomic::AtomicI32, i32::from, i32::from;
+    i8 => std::sync::atomic::AtomicI8, i8::from, i8::from;
+    u8 => std::sync::atomic::AtomicU8, u8::from, u8::from;
+}
+
 impl Cells {
     /// The cells as a contiguous one-row matrix.
     fn view(&self) -> Numbers<'_> {
@@ -660,28 +740,15 @@ impl<'a> Numbers<'a> {
     /// `place[c]` (`None` unless one row of `place.len()` cells, each place
     /// below it).  A copy: as many bytes as the cells.
     fn in_groups(&self, place: &[i64]) -> Option<Cells> {
-        // Not kept: each place's line asked for 32 or 128 cells ahead (10M
-        // shuffled cells, 1 thread, 2026-11-28, Intel Xeon with AVX-512:
-        // 259 -> 267-275 ms; the stores' misses already overlap).
-        fn copy<T: Copy>(m: &Matrix<'_, T>, place: &[i64], mut out: Vec<T>) -> Option<Vec<T>> {
-            if m.rows != 1 || m.cols != place.len() || out.len() != place.len() {
-                return None;
-            }
-            for (c, &p) in place.iter().enumerate() {
-                *out.get_mut(usize::try_from(p).ok()?)? = m.get(0, c);
-            }
-            Some(out)
-        }
-        let n = place.len();
         Some(match self {
-            Numbers::F64(m) => Cells::F64(copy(m, place, vec![0.0; n])?),
-            Numbers::F32(m) => Cells::F32(copy(m, place, vec![0.0; n])?),
-            Numbers::F16(m) => Cells::F16(copy(m, place, vec![0; n])?),
-            Numbers::Bf16(m) => Cells::Bf16(copy(m, place, vec![0; n])?),
-            Numbers::I64(m) => Cells::I64(copy(m, place, vec![0; n])?),
-            Numbers::I32(m) => Cells::I32(copy(m, place, vec![0; n])?),
-            Numbers::I8(m) => Cells::I8(copy(m, place, vec![0; n])?),
-            Numbers::U8(m) => Cells::U8(copy(m, place, vec![0; n])?),
+            Numbers::F64(m) => Cells::F64(to_places(m, place)?),
+            Numbers::F32(m) => Cells::F32(to_places(m, place)?),
+            Numbers::F16(m) => Cells::F16(to_places(m, place)?),
+            Numbers::Bf16(m) => Cells::Bf16(to_places(m, place)?),
+            Numbers::I64(m) => Cells::I64(to_places(m, place)?),
+            Numbers::I32(m) => Cells::I32(to_places(m, place)?),
+            Numbers::I8(m) => Cells::I8(to_places(m, place)?),
+            Numbers::U8(m) => Cells::U8(to_places(m, place)?),
         })
     }
 
@@ -1511,28 +1578,73 @@ pub fn group_flat(indexes: &[i64]) -> FlatGroups {
 /// reads each cell from a random place, and on 10M shuffled cells those reads
 /// cost about twice the writes (numpy, 2026-11-28: a gather of the scores and
 /// labels 400-470 ms, a scatter of them 173 ms).
-fn places<X>(cells: &[X], groups: usize, slot: impl Fn(&X) -> usize) -> (Vec<i64>, Vec<i64>) {
-    // next[v]: cells of groups below v, then the next free place of group v.
-    let mut next = vec![0i64; groups + 1];
-    for x in cells {
-        if let Some(c) = next.get_mut(slot(x) + 1) {
-            *c += 1;
+fn places<X: Sync>(
+    cells: &[X],
+    groups: usize,
+    slot: impl Fn(&X) -> usize + Sync,
+) -> (Vec<i64>, Vec<i64>) {
+    let n = cells.len();
+    // Parts of the cells counted and placed side by side, one per thread of
+    // the pool, each with its own counters (groups x parts x 8 bytes, no more
+    // than the cells' places); one part when the call is small.
+    let parts = if n <= SORTED_CHUNK {
+        1
+    } else {
+        rayon::current_num_threads().min(n / groups.max(1)).max(1)
+    };
+    let len = n.div_ceil(parts).max(1);
+    let count = |part: &[X]| {
+        let mut c = vec![0i64; groups];
+        for x in part {
+            if let Some(k) = c.get_mut(slot(x)) {
+                *k += 1;
+            }
+        }
+        c
+    };
+    let mut next: Vec<Vec<i64>> = if parts == 1 {
+        vec![count(cells)]
+    } else {
+        cells.par_chunks(len).map(count).collect()
+    };
+    // offsets[v]: the cells of groups below v; next[p][v]: part p's first
+    // place in group v (the parts in input order within a group).
+    let mut offsets = Vec::with_capacity(groups + 1);
+    let mut run = 0i64;
+    for v in 0..groups {
+        offsets.push(run);
+        for part in next.iter_mut() {
+            if let Some(k) = part.get_mut(v) {
+                let c = *k;
+                *k = run;
+                run += c;
+            }
         }
     }
-    for v in 0..groups {
-        next[v + 1] += next[v];
-    }
-    let offsets = next.clone();
-    let place = cells
-        .iter()
-        .map(|x| match next.get_mut(slot(x)) {
-            Some(p) => {
-                *p += 1;
-                *p - 1
-            }
-            None => 0,
-        })
-        .collect();
+    offsets.push(run);
+    let take = |next: &mut Vec<i64>, x: &X| match next.get_mut(slot(x)) {
+        Some(p) => {
+            *p += 1;
+            *p - 1
+        }
+        None => 0,
+    };
+    let place = match next.as_mut_slice() {
+        [one] => cells.iter().map(|x| take(one, x)).collect(),
+        all => {
+            let mut place = vec![0i64; n];
+            place
+                .par_chunks_mut(len)
+                .zip(cells.par_chunks(len))
+                .zip(all.par_iter_mut())
+                .for_each(|((out, part), next)| {
+                    for (o, x) in out.iter_mut().zip(part) {
+                        *o = take(next, x);
+                    }
+                });
+            place
+        }
+    };
     (offsets, place)
 }
 
@@ -1594,9 +1706,19 @@ fn group_sorted(indexes: &[i64], chunk: usize) -> Option<FlatGroups> {
 /// 10M cells); `None` for a wider range.
 fn group_by_range(indexes: &[i64]) -> Option<FlatGroups> {
     let first = *indexes.first()?;
-    let (lo, hi) = indexes
-        .iter()
-        .fold((first, first), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let span = |cells: &[i64]| {
+        cells
+            .iter()
+            .fold((first, first), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+    };
+    let (lo, hi) = if indexes.len() <= SORTED_CHUNK {
+        span(indexes)
+    } else {
+        indexes
+            .par_chunks(SORTED_CHUNK)
+            .map(span)
+            .reduce(|| (first, first), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+    };
     let width = usize::try_from(hi.checked_sub(lo)?).ok()?.checked_add(1)?;
     if width > indexes.len() {
         return None;

@@ -1257,6 +1257,79 @@ proptest! {
     }
 }
 
+/// Large shuffled flat cells (past one task's `SORTED_CHUNK`), grouped and
+/// copied by parts on pools of 2 and 3 threads: the same places, groups and
+/// values, bit for bit, as on one thread, for index values in a narrow range
+/// (counters) and a wide one (hash map), and the values of the same cells
+/// presorted; a NaN names its input cell on every pool.
+#[test]
+fn flat_shuffled_by_parts_equals_one_thread() {
+    let n = 3 * SORTED_CHUNK + 17;
+    let mut next = xorshift(0x005E_ED0F_F1A7);
+    let idx: Vec<i64> = (0..n).map(|_| (next() % 2_000) as i64 - 300).collect();
+    let scores: Vec<f32> = (0..n).map(|_| (next() % 64) as f32 / 8.0).collect();
+    let labels: Vec<i64> = (0..n)
+        .map(|_| [0, 0, 0, 0, 1, 2, 3, -1][(next() % 8) as usize])
+        .collect();
+    let l8: Vec<u8> = labels.iter().map(|&l| l.max(0) as u8).collect();
+    let m = sparse_metrics(true);
+    let pool = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+    };
+    for wide in [false, true] {
+        let idx: Vec<i64> = idx
+            .iter()
+            .map(|&x| if wide { x * 1_000_003 } else { x })
+            .collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&c| idx[c]);
+        let sorted_idx: Vec<i64> = order.iter().map(|&c| idx[c]).collect();
+        let ss: Vec<f32> = order.iter().map(|&c| scores[c]).collect();
+        let sl: Vec<i64> = order.iter().map(|&c| labels[c]).collect();
+        let gs = group_flat(&sorted_idx);
+        let want = flat_path(
+            &Numbers::F32(Matrix::contiguous(&ss, 1, n).unwrap()),
+            &Numbers::I64(Matrix::contiguous(&sl, 1, n).unwrap()),
+            &gs,
+            &m,
+            1.0,
+            DenseTies::First,
+            Empty::Nan,
+            true,
+        );
+        let one = pool(1).install(|| group_flat(&idx));
+        assert!(
+            one.keys == gs.keys && one.offsets == gs.offsets,
+            "wide {wide}"
+        );
+        for t in [1, 2, 3] {
+            let g = pool(t).install(|| group_flat(&idx));
+            assert!(g == one, "{t} threads, wide {wide}");
+            let sc = Numbers::F32(Matrix::contiguous(&scores, 1, n).unwrap());
+            for lb in [
+                Numbers::I64(Matrix::contiguous(&labels, 1, n).unwrap()),
+                Numbers::U8(Matrix::contiguous(&l8, 1, n).unwrap()),
+            ] {
+                let got = pool(t).install(|| {
+                    flat_path(&sc, &lb, &g, &m, 1.0, DenseTies::First, Empty::Nan, false)
+                });
+                assert!(bitwise_equal(&got, &want), "{t} threads, wide {wide}");
+            }
+            let mut bad = scores.clone();
+            bad[n - 5] = f32::NAN;
+            let sc = Numbers::F32(Matrix::contiguous(&bad, 1, n).unwrap());
+            let lb = Numbers::I64(Matrix::contiguous(&labels, 1, n).unwrap());
+            let e = pool(t)
+                .install(|| flat_path(&sc, &lb, &g, &m, 1.0, DenseTies::First, Empty::Nan, false));
+            let e = e.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains(&format!("scores[{}] is NaN", n - 5)), "{e}");
+        }
+    }
+}
+
 /// CPU time of the sparse path on the data (100k x 100 float32
 /// scores, 5% int64 labels 1..3, five metrics) on one thread, with every
 /// instruction set the CPU runs: `cargo test --release --lib dense_timing --
