@@ -591,6 +591,40 @@ def test_long_rows_take_the_sparse_path_with_the_general_values(simd, monkeypatc
                 assert np.array_equal(fast.view(np.uint64), want.view(np.uint64)), cols
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_flat_shuffled_large_on_every_thread_count_equals_the_dense_rows(wide):
+    """Shuffled cells past one task (101,000 cells: grouped and copied into group
+    order by parts on the pool), index values in a narrow range (counters) or a
+    wide one (hash map): each group's values are those of its row scored by
+    evaluate_dense, on 1, 2 and 3 threads; a NaN names its input cell."""
+    rng = np.random.default_rng(11)
+    rows, cols = 5050, 20
+    s = rng.integers(0, 16, (rows, cols)).astype(np.float32) / 4  # many ties
+    lab = np.where(rng.random((rows, cols)) < 0.2, rng.integers(1, 4, (rows, cols)), 0)
+    ms = ["ndcg@10", "map", "mrr", "recall@10", "P@10", "bpref"]
+    want = ranklens.evaluate_dense(s, lab, ms, threads=1).values
+    keys = np.arange(rows, dtype=np.int64) * (1_000_003 if wide else 1) - 7
+    idx = np.repeat(keys, cols)
+    # Queries interleaved at random, each query's cells in column order (so
+    # that ties break as in the dense rows): the k-th place holding query q
+    # gets its column k.
+    q = rng.permutation(rows * cols) // cols
+    perm = np.empty(rows * cols, dtype=np.int64)
+    perm[np.argsort(q, kind="stable")] = np.arange(rows * cols)
+    assert not np.array_equal(perm, np.sort(perm))
+    preds, target = s.reshape(-1)[perm], lab.reshape(-1)[perm]
+    for threads in (1, 2, 3):
+        got = ranklens.evaluate_flat(preds, target, idx[perm], ms, threads=threads)
+        np.testing.assert_array_equal(np.asarray(got.query_ids, dtype=np.int64), keys)
+        np.testing.assert_array_equal(got.values, want)
+    bad = preds.copy()
+    at = int(np.flatnonzero(perm == 4321 * cols + 5)[0])
+    bad[at] = np.nan
+    for threads in (1, 2, 3):
+        with pytest.raises(RanklensInputError, match=rf"\[{at}\] is NaN"):
+            ranklens.evaluate_flat(bad, target, idx[perm], ms, threads=threads)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     cells=st.lists(
