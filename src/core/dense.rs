@@ -21,8 +21,9 @@
 //! Two paths, the same values bit for bit (tested: `dense/tests.rs`,
 //! `tests/test_dense.py`).  The sparse path (`dense/sparse.rs`) takes a row
 //! when `ties="first"`, no mask, every level above 0 and every metric is one
-//! of ndcg, dcg, map, mrr, recall, P, hits, hit_rate, r_precision: only the
-//! cells with a positive label are kept, as (rank, label) pairs.  Every other
+//! of ndcg, dcg, map, mrr, recall, P, hits, hit_rate, r_precision, num_ret,
+//! num_rel: only the cells with a positive label are kept, as (rank, label)
+//! pairs.  Every other
 //! row goes through the general path below (a ranked label vector and the id
 //! path's kernels), which has every family and tie rule.
 //!

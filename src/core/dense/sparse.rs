@@ -7,7 +7,8 @@
 //!
 //! When it applies ([`plan`]): `ties="first"`, no `mask=`, an evaluation
 //! level and every metric's level above 0, and every metric one of ndcg, dcg
-//! (label gains), map/ap, mrr, recall, P, hits, hit_rate, r_precision.  A row
+//! (label gains), map/ap, mrr, recall, P, hits (num_rel_ret), hit_rate,
+//! r_precision, num_ret, num_rel.  A row
 //! takes it when its scores have no NaN, its labels are finite and it has at
 //! most `COUNT_PER_LOG2 * log2(n)` positive labels; any other row (and every
 //! error) goes through the general path, which gives the same values.
@@ -65,6 +66,8 @@ enum Kind {
     Hits,
     HitRate,
     RPrecision,
+    NumRet,
+    NumRel,
 }
 
 /// A positive cell: its rank and label.  `repr(C)`: the rank at offset 0,
@@ -182,9 +185,11 @@ pub(super) fn plan(
                 Family::Mrr => Kind::Mrr,
                 Family::Recall => Kind::Recall,
                 Family::Precision => Kind::Precision,
-                Family::Hits => Kind::Hits,
+                Family::Hits | Family::NumRelRet => Kind::Hits,
                 Family::HitRate => Kind::HitRate,
                 Family::RPrecision => Kind::RPrecision,
+                Family::NumRet => Kind::NumRet,
+                Family::NumRel => Kind::NumRel,
                 _ => return None,
             };
             let level = m.level.unwrap_or(level);
@@ -770,5 +775,7 @@ fn value(
             let hits = count(Some(r.min(n)), lv);
             hits as f64 / r as f64
         }
+        Kind::NumRet => depth as f64,
+        Kind::NumRel => num_rel() as f64,
     }
 }

@@ -546,6 +546,15 @@ fn sparse_metrics(many: bool) -> Vec<MetricSpec> {
         ["map", "recall", "precision"]
             .map(|f| MetricSpec::new(f, Some(50), Some(2.0), &[]).unwrap()),
     );
+    // The counts (torchmetrics' drop-in asks for them beside its metric).
+    m.extend([
+        spec("num_ret", None),
+        spec("num_ret", Some(3)),
+        spec("num_rel", None),
+        spec("num_rel_ret", None),
+        spec("num_rel_ret", Some(3)),
+        MetricSpec::new("num_rel", None, Some(2.0), &[]).unwrap(),
+    ]);
     if many {
         m
     } else {
@@ -1102,6 +1111,8 @@ fn reshape<'a>(x: &Numbers<'a>, rows: usize, cols: usize) -> Option<Numbers<'a>>
 fn sparse_path_applies_only_where_its_rules_hold() {
     let m = sparse_metrics(false);
     assert!(sparse::plan(&m, 1.0, DenseTies::First, &Valid::All).is_some());
+    let all = sparse_metrics(true);
+    assert!(sparse::plan(&all, 1.0, DenseTies::First, &Valid::All).is_some());
     for ties in [DenseTies::Expected, DenseTies::Best, DenseTies::Worst] {
         assert!(sparse::plan(&m, 1.0, ties, &Valid::All).is_none());
     }
