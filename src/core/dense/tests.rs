@@ -520,6 +520,19 @@ fn flat_cells_group_by_index_value() {
     )
     .unwrap();
     assert_eq!(e.values, vec![0.5, 1.0, 1.0]);
+    // A place past the cells is an internal error, not a panic.
+    let mut bad = g.clone();
+    bad.place[2] = 5;
+    let e = evaluate_flat(
+        &f64s(&scores, 1, 5),
+        &f64s(&labels, 1, 5),
+        &bad,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+    );
+    assert!(e.is_err_and(|e| e.to_string().contains("internal")));
 }
 
 /// The metrics of the sparse path, with and without cutoffs and own levels.
