@@ -509,29 +509,15 @@ fn flat_cells_group_by_index_value() {
     let labels = [1.0, 0.0, 0.0, 1.0, 1.0];
     let g = group_flat(&[9, -5, 9, 3, -5]);
     let m = [spec("mrr", None)];
-    let e = evaluate_flat(
-        &f64s(&scores, 1, 5),
-        &f64s(&labels, 1, 5),
-        &g,
-        &m,
-        1.0,
-        DenseTies::First,
-        Empty::Zero,
-    )
-    .unwrap();
-    assert_eq!(e.values, vec![0.5, 1.0, 1.0]);
+    let score = |g: &FlatGroups| {
+        let (s, l) = (f64s(&scores, 1, 5), f64s(&labels, 1, 5));
+        evaluate_flat(&s, &l, g, &m, 1.0, DenseTies::First, Empty::Zero)
+    };
+    assert_eq!(score(&g).unwrap().values, vec![0.5, 1.0, 1.0]);
     // A place past the cells is an internal error, not a panic.
     let mut bad = g.clone();
     bad.place[2] = 5;
-    let e = evaluate_flat(
-        &f64s(&scores, 1, 5),
-        &f64s(&labels, 1, 5),
-        &bad,
-        &m,
-        1.0,
-        DenseTies::First,
-        Empty::Zero,
-    );
+    let e = score(&bad);
     assert!(e.is_err_and(|e| e.to_string().contains("internal")));
 }
 
