@@ -532,14 +532,23 @@ def test_cli(tmp_path, capsys):
     assert {(r["run"], r["other"]) for r in doc["results"]} == {("good", "poor"), ("mid", "poor")}
     assert main([qrels, *runs, "--format", "latex"]) == 0
     assert "\\toprule" in capsys.readouterr().out
-    # usage errors: 2
+    # usage errors: 2, one line on stderr, before any file is read
     assert main([qrels, runs[0]]) == 2
     assert main([qrels, *runs, "--test", "nope"]) == 2
     capsys.readouterr()
+    missing = str(tmp_path / "missing.txt")
+    for usage, message in [
+        (["--baseline", "nobody"], "unknown --baseline 'nobody'"),
+        (["--threads", "0"], "threads must be a positive int"),
+        (["--alpha", "nan"], "alpha must be a number in (0, 1)"),
+        (["--n-resamples", "-5"], "n_resamples must be a positive int"),
+        ([runs[0]], "a run file is given twice"),
+    ]:
+        qrels_arg = qrels if usage[0] == "--baseline" else missing
+        assert main([qrels_arg, *runs, *usage]) == 2, usage
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
     # bad data: 1, one line on stderr
-    assert main([qrels, *runs, "--baseline", "nobody"]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "baseline" in err
     assert main([str(tmp_path / "missing.txt"), *runs]) == 1
     assert capsys.readouterr().err.count("\n") == 1
 

@@ -413,6 +413,18 @@ def test_cli_exit_codes(files, tmp_path):
         (["--max-drop", "P@50=-1"], ">= 0"),
         (["--max-drop", "P@50=0.1", "--cutoff", "0"], "cutoff"),
         (["--max-drop", "P@50=0.1", "--config", "missing.toml"], "missing.toml"),
+        # one metric under two spellings (map is AP): never the last one silently
+        (
+            ["--max-drop", "map=0.01", "--max-drop", "AP=0.5"],
+            "two budgets for map: --max-drop map=0.01 and --max-drop AP=0.5",
+        ),
+        (["--max-drop", "P@50=0.1", "--max-drop", "P_50=0.1"], "two budgets for precision@50"),
+        (["--max-drop", "0.01", "--max-drop", "0.02"], "two budgets for every metric"),
+        (["--max-drop", "P@50=0.1", "--threads", "0"], "threads must be a positive int"),
+        (["--max-drop", "P@50=0.1", "--alpha", "nan"], "alpha"),
+        (["--max-drop", "P@50=0.1", "--n-resamples", "-5"], "n_resamples must be a positive"),
+        (["--max-drop", "P@50=0.1", "--config", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["--max-drop", "P@50=0.1", "--config", "."], ".: not a regular file"),
     ],
 )
 def test_cli_usage_errors(files, tmp_path, monkeypatch, capsys, usage, message):
@@ -422,6 +434,31 @@ def test_cli_usage_errors(files, tmp_path, monkeypatch, capsys, usage, message):
     assert main(["gate", files["qrels"], files["base"], files["cand"], *usage]) == 2
     out, err = capsys.readouterr()
     assert out == "" and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("tool = 5\n", "tool must be a table, got 5"),
+        ("[tool]\nranklens = [1]\n", "tool.ranklens must be a table, got [1]"),
+        ("[tool.ranklens]\ngate = 0.1\n", "tool.ranklens.gate must be a table, got 0.1"),
+        ("[tool.ranklens.gate.alpha]\nx = 1\n", "alpha has the wrong type"),
+        ("[tool.ranklens.gate]\nmax_drop = {map = 0.1, AP = 0.2}\n", "two budgets for map"),
+        ("[tool.ranklens.gate]\nmax_drop = 0.1\n# \udcff\n", "pyproject.toml:3: not UTF-8"),
+        ("[tool.ranklens.gate\n", "not valid TOML"),
+    ],
+)
+def test_cli_malformed_config(files, tmp_path, monkeypatch, capsys, text, message):
+    # a config the gate cannot use is a usage error (exit 2, one line), never a
+    # traceback, and never a budget silently dropped
+    from ranklens.cli import main
+
+    (tmp_path / "pyproject.toml").write_bytes(text.encode("utf-8", "surrogateescape"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["gate", files["qrels"], files["base"], files["cand"], "-m", "map"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and message in err and err.count("\n") == 1, err
 
 
 def test_cli_markdown_summary_and_warning(files, tmp_path):

@@ -57,6 +57,31 @@ def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     return None
 
 
+# A pyproject.toml is a few kilobytes; a file past this is not one (``/dev/zero``
+# or a log given by mistake), refused before it fills the memory.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_text(file: Path) -> str:
+    """The file's UTF-8 text; a ConfigError naming the file for anything else
+    (missing, not a regular file, over :data:`MAX_CONFIG_BYTES`, not UTF-8)."""
+    try:
+        if not file.is_file():
+            what = "no such file" if not file.exists() else "not a regular file"
+            raise ConfigError(f"{file}: {what}")
+        with open(file, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"{file}: {e.strerror or e}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{file}: larger than {MAX_CONFIG_BYTES} bytes: not a pyproject.toml")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"{file}:{line}: not UTF-8 (byte {e.start})") from None
+
+
 def _toml_loads(text: str, path: Path) -> dict[str, Any]:
     try:
         import tomllib as toml
@@ -84,15 +109,16 @@ def load_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     file = Path(path) if path is not None else find_pyproject()
     if file is None:
         return {}
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{file}: {e.strerror or e}") from None
-    table = _toml_loads(text, file).get("tool", {}).get("ranklens", {}).get("gate")
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        raise ConfigError(f"{file}: tool.ranklens.gate must be a table")
+    text = _read_text(file)
+    table: Any = _toml_loads(text, file)
+    where = []
+    for part in ("tool", "ranklens", "gate"):
+        if part not in table:
+            return {}
+        table = table[part]
+        where.append(part)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{file}: {'.'.join(where)} must be a table, got {table!r}")
     out: dict[str, Any] = {}
     for key, value in table.items():
         kind = _KEYS.get(key)

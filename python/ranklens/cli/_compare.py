@@ -16,9 +16,10 @@ import argparse
 import os
 import sys
 
-from ranklens._checks import level_text
+from ranklens._checks import check_threads, level_text
 from ranklens.cli._options import add_metric_option
 from ranklens.compare import CORRECTIONS, TESTS, compare
+from ranklens.compare._compare import check_settings
 from ranklens.errors import RanklensInputError
 
 _DEFAULT_METRICS = ["map", "ndcg@10"]
@@ -74,6 +75,14 @@ def main(argv: list[str]) -> int:
         parser.print_usage(sys.stderr)
         print("ranklens compare: error: give at least two run files", file=sys.stderr)
         return 2
+    try:  # the settings before any file is read: a usage error is exit 2
+        check_settings(args.test, args.correction, args.alpha, args.n_resamples, args.seed)
+        check_threads(args.threads)
+        if len(set(args.runs)) != len(args.runs):
+            raise RanklensInputError("a run file is given twice")
+    except RanklensInputError as e:
+        print(f"ranklens compare: error: {e}", file=sys.stderr)
+        return 2
     try:
         from ranklens._data import Qrels, Run
 
@@ -83,8 +92,6 @@ def main(argv: list[str]) -> int:
         use_tags = all(tags) and len(set(tags)) == len(tags)
         bases = [os.path.basename(p) for p in args.runs]
         use_bases = len(set(bases)) == len(bases)
-        if len(set(args.runs)) != len(args.runs):
-            raise RanklensInputError("a run file is given twice")
         runs = {}
         aliases: dict[str, str] = {}
         for (path, run), tag, base in zip(loaded, tags, bases):
@@ -95,7 +102,14 @@ def main(argv: list[str]) -> int:
                     aliases.setdefault(str(alias), name)
         baseline = args.baseline
         if baseline is not None and baseline not in runs:
-            baseline = aliases.get(baseline, baseline)
+            baseline = aliases.get(baseline)
+            if baseline is None:
+                print(
+                    f"ranklens compare: error: unknown --baseline {args.baseline!r}; "
+                    f"give a run's tag, file name or path: {', '.join(map(repr, runs))}",
+                    file=sys.stderr,
+                )
+                return 2
         cmp = compare(
             qrels,
             runs,

@@ -26,7 +26,7 @@ import sys
 import warnings
 from typing import Any
 
-from ranklens._checks import level_text
+from ranklens._checks import check_threads, level_text
 from ranklens._gate import CORRECTIONS, MODES, load_config
 from ranklens._gate._config import ConfigError
 from ranklens._gate._gate import check_budgets, check_cutoffs, check_settings, gate
@@ -133,21 +133,34 @@ def _canonical(name: str) -> str:
 def _budgets(
     args: argparse.Namespace, config: dict[str, Any]
 ) -> tuple[list[str], dict[str, float]]:
-    """The gated metrics, in order, and the budget of each (CLI over configuration)."""
+    """The gated metrics, in order, and the budget of each (CLI over configuration).
+
+    One rule for every door (as :func:`ranklens.gate`'s ``budgets``): within one
+    source, a metric has at most one budget whatever its spelling (``map`` and
+    ``AP`` are one metric), and there is at most one budget for every metric; the
+    command line's budgets replace the configuration's."""
     cfg_budgets = config.get("budgets")
-    per_cfg: dict[str, float] = {}
+    per_cfg: dict[str, tuple[Any, str]] = {}
     default: Any = None
     if isinstance(cfg_budgets, dict):
-        per_cfg = {_canonical(k): v for k, v in cfg_budgets.items()}
+        for key, value in cfg_budgets.items():
+            _add_budget(per_cfg, _canonical(key), value, f"[tool.ranklens.gate.max_drop] {key}")
     elif cfg_budgets is not None:
         default = cfg_budgets
-    per_cli: dict[str, float] = {}
+    per_cli: dict[str, tuple[Any, str]] = {}
+    cli_default: Any = None
     for text in args.max_drops or []:
         metric, drop = _parse_drop(text)
         if metric is None:
-            default = drop
+            if cli_default is not None:
+                raise _UsageError(
+                    f"two budgets for every metric: --max-drop {cli_default:g} and {text}"
+                )
+            cli_default = drop
         else:
-            per_cli[_canonical(metric)] = drop
+            _add_budget(per_cli, _canonical(metric), drop, f"--max-drop {text}")
+    if cli_default is not None:
+        default = cli_default
     cli_metrics = [_canonical(m) for m in args.metrics or []]
     if cli_metrics or per_cli:
         metrics = cli_metrics + list(per_cli)
@@ -161,11 +174,19 @@ def _budgets(
         )
     budgets = {}
     for m in ordered:
-        b = per_cli.get(m, per_cfg.get(m, default))
+        b = per_cli[m][0] if m in per_cli else per_cfg[m][0] if m in per_cfg else default
         if b is None:
             raise _UsageError(f"no budget for {m}: give --max-drop {m}=DROP (or --max-drop DROP)")
         budgets[m] = b
     return ordered, budgets
+
+
+def _add_budget(per: dict[str, tuple[Any, str]], metric: str, value: Any, given: str) -> None:
+    """``per[metric] = (value, given)``; a usage error naming both places when
+    ``metric`` (in any spelling) already has a budget there."""
+    if metric in per:
+        raise _UsageError(f"two budgets for {metric}: {per[metric][1]} and {given}")
+    per[metric] = (value, given)
 
 
 def _one_line(e: BaseException) -> str:
@@ -204,6 +225,7 @@ def main(argv: list[str]) -> int:
             settings["seed"],
             settings["top"],
         )
+        check_threads(args.threads)
         metrics, budgets = _budgets(args, config)
         check_cutoffs(check_budgets(budgets, metrics)[0], cutoffs)
     except (_UsageError, RanklensInputError) as e:  # ConfigError and bad metric names too

@@ -159,16 +159,18 @@ def _named_runs(runs: Any) -> list[tuple[str, Run]]:
     return out
 
 
-def _check_settings(
+def check_settings(
     test: Any,
     correction: Any,
     alpha: Any,
     n_resamples: Any,
     seed: Any,
-    confidence: Any,
-    correction_scope: Any,
-    exact: Any,
+    confidence: Any = 0.95,
+    correction_scope: Any = "all",
+    exact: Any = None,
 ) -> None:
+    """Validate :func:`compare`'s settings (the command line checks them before
+    it reads any file)."""
     if test not in TESTS:
         raise RanklensInputError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
@@ -229,7 +231,7 @@ def compare(
 
     Raises :class:`~ranklens.errors.RanklensInputError` on bad input.
     """
-    _check_settings(test, correction, alpha, n_resamples, seed, confidence, correction_scope, exact)
+    check_settings(test, correction, alpha, n_resamples, seed, confidence, correction_scope, exact)
     nthreads = check_threads(threads)
     ms = parse_metrics(metrics)
     names_metrics = [m.name for m in ms]
