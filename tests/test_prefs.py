@@ -188,7 +188,7 @@ def test_bad_rows_and_names():
 def test_malformed_prefs_line_names_file_and_line(tmp_path):
     bad = tmp_path / "p"
     bad.write_text("q u s d 1\nq u s d\n")
-    with pytest.raises(RanklensInputError, match=r"p, line 2: expected 5 fields"):
+    with pytest.raises(RanklensInputError, match=r"p:2: expected 5 fields"):
         Prefs.from_trec(bad)
 
 

@@ -14,6 +14,7 @@ metrics averaged over a query's judgment groups, so :func:`evaluate_jg` runs
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._checks import MAX_LINE_BYTES
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
-from ranklens.errors import RanklensInputError
+from ranklens._io._lines import field_lines
+from ranklens.errors import ParseError, RanklensInputError
 from ranklens.metrics import prefs as _reference
 
 __all__ = [
@@ -48,26 +51,24 @@ def _key(s: str) -> bytes:
 
 
 def _read_lines(path: str | os.PathLike[str], nfields: int) -> Iterable[tuple[int, list[str]]]:
-    """Non-comment lines of a whitespace-separated file with ``nfields`` fields."""
+    """Non-comment lines of a whitespace-separated file with ``nfields`` fields
+    (UTF-8, a byte order mark dropped, lines of at most ``MAX_LINE_BYTES``:
+    :func:`ranklens._io._lines.field_lines`)."""
     name = os.fspath(path)
-    with open(name, "rb") as f:
-        data = f.read()
-    for n, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip() or raw.startswith(b"#"):
-            continue
-        fields = [x.decode("utf-8", "surrogateescape") for x in raw.split()]
+    for n, fields in field_lines(path, MAX_LINE_BYTES):
         if len(fields) != nfields:
-            raise RanklensInputError(
-                f"{name}, line {n}: expected {nfields} fields, got {len(fields)}"
-            )
+            raise ParseError(f"{name}:{n}: expected {nfields} fields, got {len(fields)}")
         yield n, fields
 
 
 def _level(text: str, where: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise RanklensInputError(f"{where}: level {text!r} is not a number") from None
+        raise ParseError(f"{where}: level {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ParseError(f"{where}: level {text!r} is not finite")
+    return value
 
 
 class Prefs:
@@ -119,10 +120,10 @@ class Prefs:
         rows = []
         if format == "prefs":
             for n, (q, jg, jsg, doc, lv) in _read_lines(path, 5):
-                rows.append((q, jg, jsg, doc, _level(lv, f"{name}, line {n}")))
+                rows.append((q, jg, jsg, doc, _level(lv, f"{name}:{n}")))
         else:
             for n, (q, jg, doc, lv) in _read_lines(path, 4):
-                rows.append((q, jg, "0", doc, _level(lv, f"{name}, line {n}")))
+                rows.append((q, jg, "0", doc, _level(lv, f"{name}:{n}")))
         return cls(rows)
 
     @property
@@ -286,11 +287,11 @@ def read_qrels_jg(path: str | os.PathLike[str]) -> dict[str, Qrels]:
     name = os.fspath(path)
     groups: dict[str, dict[str, dict[str, float]]] = {}
     for n, (q, jg, doc, lv) in _read_lines(path, 4):
-        value = _level(lv, f"{name}, line {n}")
+        value = _level(lv, f"{name}:{n}")
         per_q = groups.setdefault(jg, {}).setdefault(q, {})
         if doc in per_q:
             raise RanklensInputError(
-                f"{name}, line {n}: document {doc!r} judged twice for query {q!r} "
+                f"{name}:{n}: document {doc!r} judged twice for query {q!r} "
                 f"in judgment group {jg!r}"
             )
         per_q[doc] = float(int(value))

@@ -10,12 +10,11 @@ hold one row per document (label: the largest of its subtopic labels) and
 
 from __future__ import annotations
 
-import gzip
 import math
-import sys
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import Any
 
+from ranklens._io._lines import field_lines
 from ranklens.errors import ParseError, RanklensInputError
 
 __all__ = ["encode_subtopics", "read_subtopic_trec"]
@@ -83,49 +82,22 @@ def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float
     return out
 
 
-def _open(path: str) -> IO[bytes]:
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        f: IO[bytes] = open(path, "rb")
-    except OSError as e:
-        raise RanklensInputError(f"cannot open {path!r}: {e.strerror}") from None
-    if path.endswith(".gz"):
-        return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
-    return f
-
-
 def read_subtopic_trec(path: str, max_line_bytes: int) -> list[tuple[str, str, str, float]]:
     """The rows of a TREC diversity qrels file: ``qid subtopic docno label`` per
-    line (blank lines and ``#`` comments skipped); a malformed line raises
+    line (blank lines and ``#`` comments skipped; the file checked as
+    :mod:`ranklens._io._lines` says); a malformed line raises
     :class:`~ranklens.errors.ParseError` naming the file and line."""
     rows: list[tuple[str, str, str, float]] = []
-    f = _open(path)
-    try:
-        for n, raw in enumerate(f, 1):
-            if len(raw) > max_line_bytes:
-                raise ParseError(f"{path}:{n}: line longer than {max_line_bytes} bytes")
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ParseError(f"{path}:{n}: not UTF-8") from None
-            fields = line.split()
-            if not fields or fields[0].startswith("#"):
-                continue
-            if len(fields) != 4:
-                raise ParseError(
-                    f"{path}:{n}: expected 4 fields (qid subtopic docno label), got {len(fields)}"
-                )
-            try:
-                label = float(fields[3])
-            except ValueError:
-                raise ParseError(f"{path}:{n}: label {fields[3]!r} is not a number") from None
-            if not math.isfinite(label):
-                raise ParseError(f"{path}:{n}: label {fields[3]!r} is not finite")
-            rows.append((fields[0], fields[1], fields[2], label))
-    except OSError as e:
-        raise RanklensInputError(f"cannot read {path!r}: {e}") from None
-    finally:
-        if f is not sys.stdin.buffer:
-            f.close()
+    for n, fields in field_lines(path, max_line_bytes):
+        if len(fields) != 4:
+            raise ParseError(
+                f"{path}:{n}: expected 4 fields (qid subtopic docno label), got {len(fields)}"
+            )
+        try:
+            label = float(fields[3])
+        except ValueError:
+            raise ParseError(f"{path}:{n}: label {fields[3]!r} is not a number") from None
+        if not math.isfinite(label):
+            raise ParseError(f"{path}:{n}: label {fields[3]!r} is not finite")
+        rows.append((fields[0], fields[1], fields[2], label))
     return rows
