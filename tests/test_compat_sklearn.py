@@ -16,7 +16,9 @@ skm = pytest.importorskip("sklearn.metrics")
 @st.composite
 def problems(draw, negative=False, untied=False):
     rows = draw(st.integers(1, 5))
-    cols = draw(st.integers(2, 9))
+    # past 16 columns numpy's default argsort is not stable: the tie order of
+    # ignore_ties=True must still be scikit-learn's
+    cols = draw(st.sampled_from([2, 3, 5, 9, 17, 40]))
     pool = [0, 0, 1, 2, 3, 0.5] + ([-1, -2.5] if negative else [])
     y_true = np.array(
         draw(st.lists(st.sampled_from(pool), min_size=rows * cols, max_size=rows * cols)),
@@ -60,12 +62,38 @@ def test_ndcg_with_ties_averaged(p):
 
 
 @SETTINGS
-@given(p=problems(untied=True))
-def test_ndcg_ignoring_ties(p):
+@given(p=problems(), untied=st.booleans())
+def test_ndcg_ignoring_ties(p, untied):
+    # tied scores included: the order among ties is scikit-learn's argsort order
     y_true, y_score, k, w = p
+    if untied:
+        y_score = y_score + np.arange(y_score.shape[1]) * 1e-3
     want = skm.ndcg_score(y_true, y_score, k=k, sample_weight=w, ignore_ties=True)
     got = rl.ndcg_score(y_true, y_score, k=k, sample_weight=w, ignore_ties=True)
     assert got == pytest.approx(want, abs=1e-14)
+
+
+def test_ignore_ties_all_tied_row():
+    # every score tied: scikit-learn ranks [0 1 2 3 4] reversed (argsort of
+    # equal keys, reversed), the ideal order: nDCG 1.0 and DCG of the reversed row
+    y_true = np.array([[0, 1, 2, 3, 4]])
+    y_score = np.zeros((1, 5))
+    assert rl.ndcg_score(y_true, y_score, ignore_ties=True) == pytest.approx(1.0, abs=1e-15)
+    want = float((np.array([4, 3, 2, 1, 0]) / np.log2(np.arange(2, 7))).sum())
+    assert rl.dcg_score(y_true, y_score, ignore_ties=True) == pytest.approx(want, rel=1e-14)
+
+
+def test_ignore_ties_on_many_random_tied_rows():
+    # 200 rows with ties, wide enough that argsort is not stable: row by row equal
+    rng = np.random.default_rng(7)
+    y_true = rng.integers(0, 4, (200, 30))
+    y_score = rng.integers(0, 3, (200, 30)).astype(np.float64)
+    want = skm._ranking._ndcg_sample_scores(y_true, y_score, ignore_ties=True)
+    got = rl._ndcg_sample_scores(y_true, y_score, ignore_ties=True)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    want = skm._ranking._dcg_sample_scores(y_true - 1, y_score, k=5, ignore_ties=True)
+    got = rl._dcg_sample_scores(y_true - 1, y_score, k=5, ignore_ties=True)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
 
 
 @SETTINGS
@@ -78,7 +106,7 @@ def test_dcg_with_negative_gains_and_log_bases(p, log_base):
 
 
 @SETTINGS
-@given(p=problems(negative=True, untied=True))
+@given(p=problems(negative=True))
 def test_dcg_ignoring_ties(p):
     y_true, y_score, k, w = p
     want = skm.dcg_score(y_true, y_score, k=k, sample_weight=w, ignore_ties=True)

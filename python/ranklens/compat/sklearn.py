@@ -5,10 +5,12 @@ Where code did ``from sklearn.metrics import ndcg_score, dcg_score``, write::
     from ranklens.compat.sklearn import dcg_score, ndcg_score
 
 Same arguments (``y_true``, ``y_score``, ``k``, ``sample_weight``, ``ignore_ties``,
-and ``log_base`` for ``dcg_score``), same value (to about 1e-15: sums are added in
-another order), same errors (a :class:`~ranklens.errors.RanklensInputError`, a
-``ValueError`` as scikit-learn's, with its message) for: negative ``y_true`` in
-``ndcg_score``, a single document per row, a 1-D ``y_true``, inputs of different
+and ``log_base`` for ``dcg_score``; the per-row ``_dcg_sample_scores`` and
+``_ndcg_sample_scores`` too, which scikit-learn's own tests call), same value (to
+about 1e-15: sums are added in another order), same errors (a
+:class:`~ranklens.errors.RanklensInputError`, a ``ValueError`` as scikit-learn's,
+with its message) for: negative ``y_true`` in ``ndcg_score``, a single document per
+row, a 1-D ``y_true``, inputs of different
 lengths, ``k < 1``, and NaN.
 
 Semantics, as scikit-learn's (scikit-learn 1.x):
@@ -18,8 +20,10 @@ Semantics, as scikit-learn's (scikit-learn 1.x):
   labels are all 0 has nDCG 0 and counts in the mean;
 * ``ignore_ties=False`` (default): tied scores share the mean gain of their group,
   the expected DCG over the orderings of each tie group (ranklens'
-  ``ties="expected"``); ``ignore_ties=True``: ties in column order (scikit-learn's
-  order among ties is ``np.argsort``'s, not specified; give untied scores);
+  ``ties="expected"``); ``ignore_ties=True``: the ranking is scikit-learn's,
+  ``np.argsort(y_score)[:, ::-1]`` (the same numpy call, so tied scores come in
+  the very order scikit-learn gives them: reversed, and not stable past 16
+  columns), the labels gathered in that order and scored natively;
 * the mean over rows, weighted by ``sample_weight``.
 
 Where scikit-learn surprises: tie averaging is the default and costs scikit-learn
@@ -97,6 +101,8 @@ def _per_row(
         raise RanklensInputError(
             f"y_true has shape {yt.shape}, y_score {ys.shape}: they must match"
         )
+    if ignore_ties:
+        yt, ys = _sklearn_order(yt, ys)
     res = evaluate_dense(
         ys,
         yt,
@@ -108,15 +114,27 @@ def _per_row(
     return res.values[:, 0]
 
 
-def ndcg_score(
-    y_true: Any,
-    y_score: Any,
-    *,
-    k: int | None = None,
-    sample_weight: Any = None,
-    ignore_ties: bool = False,
-) -> float:
-    """scikit-learn's ``ndcg_score``: the mean nDCG@k over rows (see the module doc)."""
+def _sklearn_order(yt: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The labels in scikit-learn's ranking for ``ignore_ties=True``, and scores
+    that keep that order: its ranking is ``np.argsort(y_score)[:, ::-1]``, the
+    same call here (numpy's default sort is not stable, so the order among tied
+    scores is whatever that call gives, and only that call reproduces it); the
+    labels are gathered in that order and scored by column order (strictly
+    decreasing scores, one row broadcast to every row, no copy).
+
+    Rejected: ranklens' own column order among ties (``ties="first"``), which
+    differs from argsort's reversed order on every tied row."""
+    if yt.ndim != 2:
+        return yt, ys
+    ranking = np.argsort(ys)[:, ::-1]
+    ranked = np.take_along_axis(yt, ranking, axis=1)
+    order = np.arange(yt.shape[1], 0, -1, dtype=np.float64)
+    return ranked, np.broadcast_to(order, yt.shape)
+
+
+def _checked_ndcg_inputs(
+    y_true: Any, y_score: Any, k: Any, sample_weight: Any
+) -> tuple[np.ndarray, np.ndarray, int | None]:
     kk = _check_k(k)
     yt, ys = _inputs(y_true, y_score, sample_weight)
     if (yt < 0).any():
@@ -127,20 +145,41 @@ def ndcg_score(
             f"Got {yt.shape[1]} instead."
         )
     _check_target(yt)
-    gain = _per_row("ndcg", yt, ys, kk, bool(ignore_ties))
-    return float(np.average(gain, weights=sample_weight))
+    return yt, ys, kk
 
 
-def dcg_score(
+def _ndcg_sample_scores(
+    y_true: Any, y_score: Any, k: int | None = None, ignore_ties: bool = False
+) -> np.ndarray:
+    """The nDCG@k of each row (scikit-learn's private function of the same name
+    and arguments, checked as :func:`ndcg_score` checks them)."""
+    yt, ys, kk = _checked_ndcg_inputs(y_true, y_score, k, None)
+    return _per_row("ndcg", yt, ys, kk, bool(ignore_ties))
+
+
+def ndcg_score(
     y_true: Any,
     y_score: Any,
     *,
     k: int | None = None,
-    log_base: float = 2,
     sample_weight: Any = None,
     ignore_ties: bool = False,
 ) -> float:
-    """scikit-learn's ``dcg_score``: the mean DCG@k over rows (see the module doc).
+    """scikit-learn's ``ndcg_score``: the mean nDCG@k over rows (see the module doc)."""
+    yt, ys, kk = _checked_ndcg_inputs(y_true, y_score, k, sample_weight)
+    gain = _per_row("ndcg", yt, ys, kk, bool(ignore_ties))
+    return float(np.average(gain, weights=sample_weight))
+
+
+def _dcg_sample_scores(
+    y_true: Any,
+    y_score: Any,
+    k: int | None = None,
+    log_base: float = 2,
+    ignore_ties: bool = False,
+) -> np.ndarray:
+    """The DCG@k of each row (scikit-learn's private function of the same name
+    and arguments).
 
     Negative labels are gains here, as in scikit-learn (ranklens' own ``dcg`` reads
     them as unjudged, gain 0): DCG is linear in the gains, so it is computed as the
@@ -152,7 +191,7 @@ def dcg_score(
             "The 'log_base' parameter of dcg_score must be a float in the range (0, inf). "
             f"Got {log_base!r} instead."
         )
-    yt, ys = _inputs(y_true, y_score, sample_weight)
+    yt, ys = _inputs(y_true, y_score, None)
     _check_target(yt)
     yt = yt.astype(np.float64, copy=False)
     gain = _per_row("dcg", np.maximum(yt, 0.0), ys, kk, bool(ignore_ties))
@@ -161,4 +200,20 @@ def dcg_score(
     # 1 / log_b(r + 1) = log2(b) / log2(r + 1).
     if log_base != 2:
         gain = gain * np.log2(float(log_base))
+    return gain
+
+
+def dcg_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    k: int | None = None,
+    log_base: float = 2,
+    sample_weight: Any = None,
+    ignore_ties: bool = False,
+) -> float:
+    """scikit-learn's ``dcg_score``: the mean DCG@k over rows (see the module doc
+    and :func:`_dcg_sample_scores`)."""
+    _inputs(y_true, y_score, sample_weight)
+    gain = _dcg_sample_scores(y_true, y_score, k, log_base, ignore_ties)
     return float(np.average(gain, weights=sample_weight))
