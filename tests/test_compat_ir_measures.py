@@ -44,6 +44,7 @@ from ir_measures import (  # noqa: E402
 )
 
 from ranklens.compat import ir_measures as rl  # noqa: E402
+from ranklens.errors import RanklensInputError  # noqa: E402
 
 # The default pipeline as ir_measures ships it (ranklens removed if a test installed it).
 REFERENCE = ir_measures.providers.FallbackProvider(
@@ -350,21 +351,33 @@ def test_dataframe_inputs(monkeypatch, case):
     assert provider.calc_aggregate(measures, qrels_df, run_df) == want_agg
 
 
-def test_dataframe_listing_a_document_twice_keeps_the_last_row_as_ir_measures():
-    # ranklens refuses a document listed twice; ir_measures' conversion keeps the
-    # last row, and so does the provider on such a frame (it hands it to that
-    # conversion).  Query 1: a is relevant; run rows a 1.0, b 2.0, then a 3.0: a
-    # ranks first, P@1 = 1 (the first row alone would rank b first: 0).
-    pd = pytest.importorskip("pandas")
-    qrels_df = pd.DataFrame(
-        [("1", "a", 1), ("1", "b", 0), ("1", "b", 0)], columns=["query_id", "doc_id", "relevance"]
-    )
-    run_df = pd.DataFrame(
-        [("1", "a", 1.0), ("1", "b", 2.0), ("1", "a", 3.0)], columns=["query_id", "doc_id", "score"]
-    )
-    got = per_query(rl.RanklensProvider(), [P @ 1, NumRet], qrels_df, run_df)
-    assert got == {("1", "P@1"): 1.0, ("1", "NumRet"): 2.0}
-    assert got == per_query(REFERENCE, [P @ 1, NumRet], qrels_df, run_df)
+def _duplicate_run_forms():
+    """One run listing document a twice for query 1, in each form ir_measures reads
+    (a dict cannot hold a duplicate)."""
+    rows = [("1", "a", 1.0), ("1", "b", 2.0), ("1", "a", 3.0)]
+    forms = {
+        "list": lambda: [ir_measures.ScoredDoc(*r) for r in rows],
+        "generator": lambda: (ir_measures.ScoredDoc(*r) for r in rows),
+    }
+    try:
+        import pandas as pd
+
+        forms["frame"] = lambda: pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    except ImportError:
+        pass
+    return forms
+
+
+@pytest.mark.parametrize("form", sorted(_duplicate_run_forms()))
+@pytest.mark.parametrize("measure", [AP, P @ 1, NumRet])
+def test_a_document_listed_twice_in_the_run_is_an_error(form, measure):
+    # ranklens refuses a document listed twice for a query in every form, as
+    # evaluate does; ir_measures' conversion keeps the last score, so its value
+    # depends on the row order (P@1 is 1 with the rows as given, 0 reversed)
+    qrels = {"1": {"a": 1, "b": 0}}
+    run = _duplicate_run_forms()[form]()
+    with pytest.raises(RanklensInputError, match="document 'a' is listed twice"):
+        rl.RanklensProvider().calc_aggregate([measure], qrels, run)
 
 
 @pytest.mark.parametrize("case", [0, 1, 2])
@@ -627,3 +640,107 @@ def test_measures_remembered_by_their_parameters():
         assert got[low] == 1.0  # b (gain 1) then a (gain 1): ideal
         assert got[high] < 1.0  # b (1) before a (9)
         assert got[P(rel=2) @ 1] == 0.0 and got[P @ 1] == 1.0
+
+
+# -- every input form is read once ----------------------------------------------
+
+
+def _forms(records: list, fields: tuple[str, ...]) -> dict:
+    """The same records in each form ir_measures reads: a list of named tuples, a
+    generator, an iterator, a dict of dicts (records without subtopics) and a
+    pandas frame.  Each value is a factory (a generator is used up once read)."""
+    forms = {
+        "list": lambda: list(records),
+        "generator": lambda: (r for r in records),
+        "iterator": lambda: iter(list(records)),
+    }
+    if "iteration" not in fields:
+        key = fields[2]
+        forms["dict"] = lambda: {
+            q: {r.doc_id: getattr(r, key) for r in records if r.query_id == q}
+            for q in dict.fromkeys(r.query_id for r in records)
+        }
+    try:
+        import pandas as pd
+
+        forms["frame"] = lambda: pd.DataFrame([r._asdict() for r in records])
+    except ImportError:
+        pass
+    return forms
+
+
+def _read_once_case():
+    from ir_measures.util import Qrel, ScoredDoc
+
+    qrels = [
+        Qrel("1", "a", 2, "s1"),
+        Qrel("1", "b", 1, "s2"),
+        Qrel("1", "c", 0, "s1"),
+        Qrel("2", "d", 1, "s1"),
+        Qrel("2", "e", -1, "s2"),
+    ]
+    run = [
+        ScoredDoc("1", "b", 3.0),
+        ScoredDoc("1", "a", 2.0),
+        ScoredDoc("1", "x", 1.0),
+        ScoredDoc("2", "e", 2.0),
+        ScoredDoc("2", "d", 1.0),
+    ]
+    return qrels, run
+
+
+READ_ONCE_MEASURES = [
+    AP,
+    nDCG @ 10,
+    P(rel=2) @ 5,
+    Judged @ 10,
+    SetF,
+    IPrec @ 0.5,
+    ir_measures.alpha_nDCG @ 20,
+    ir_measures.NRBP,
+]
+
+
+@pytest.mark.parametrize("qrels_form", ["list", "generator", "iterator", "frame"])
+@pytest.mark.parametrize("run_form", ["list", "generator", "iterator", "dict", "frame"])
+def test_every_input_form_is_read_once(installed, qrels_form, run_form):
+    # ir_measures' own idiom, calc_aggregate(measures, read_trec_qrels(path), run),
+    # hands over generators: the provider reads each input once, and every form
+    # gives the values of the list form (each family, the intent-aware included)
+    qrels, run = _read_once_case()
+    qforms = _forms(qrels, qrels[0]._fields)
+    rforms = _forms(run, run[0]._fields)
+    if qrels_form not in qforms or run_form not in rforms:
+        pytest.skip("pandas is not installed")
+    want = rl.RanklensProvider().calc_aggregate(READ_ONCE_MEASURES, list(qrels), list(run))
+    got = ir_measures.calc_aggregate(READ_ONCE_MEASURES, qforms[qrels_form](), rforms[run_form]())
+    assert got == want
+    per = per_query(
+        rl.RanklensProvider(), READ_ONCE_MEASURES, qforms[qrels_form](), rforms[run_form]()
+    )
+    assert per == per_query(rl.RanklensProvider(), READ_ONCE_MEASURES, list(qrels), list(run))
+
+
+def test_read_trec_qrels_idiom(installed, tmp_path):
+    # the idiom of the bug report: a qrels file read by ir_measures as a generator
+    pytest.importorskip("pyndeval")
+    path = tmp_path / "qrels"
+    path.write_text("1 0 a 1\n1 0 b 0\n")
+    run = {"1": {"a": 2.0, "b": 1.0}}
+    measure = ir_measures.alpha_nDCG @ 20
+    got = ir_measures.calc_aggregate([measure], ir_measures.read_trec_qrels(str(path)), run)
+    want = REFERENCE.calc_aggregate([measure], ir_measures.read_trec_qrels(str(path)), run)
+    assert got == want == {measure: 1.0}
+
+
+@pytest.mark.parametrize("form", ["list", "generator", "dict"])
+def test_empty_qrels_give_no_values(installed, form):
+    # as ir_measures' providers: no per-query value, NaN aggregates (their
+    # aggregators' mean of nothing), never an error
+    measures = [AP, nDCG @ 10, ir_measures.alpha_nDCG @ 20]
+    empty = {"list": [], "generator": (q for q in []), "dict": {}}[form]
+    run = {"1": {"a": 1.0}}
+    assert list(ir_measures.iter_calc(measures, empty, run)) == []
+    empty = {"list": [], "generator": (q for q in []), "dict": {}}[form]
+    got = ir_measures.calc_aggregate(measures, empty, run)
+    assert set(got) == set(measures) and all(math.isnan(v) for v in got.values())

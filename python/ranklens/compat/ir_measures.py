@@ -22,13 +22,16 @@ used on its own: ``RanklensProvider().calc_aggregate(measures, qrels, run)``.
 Inputs are ir_measures': dicts of dicts, iterables of ``Qrel`` / ``ScoredDoc``, or pandas
 frames with ``query_id``, ``doc_id`` and ``relevance`` / ``score`` columns (what PyTerrier
 hands over).  A frame is read by its columns (``Qrels.from_pandas`` /
-``Run.from_pandas``), not converted row by row into dicts as ir_measures' providers do;
-a frame that lists a document twice for a query goes through ir_measures' conversion,
-which keeps the last row.  ``calc_aggregate`` feeds each measure's own aggregator the
-values ``iter_calc`` yields, in the same order, so the aggregates are the base class's,
-bit for bit.  On 10,000 and 100,000 queries x 100 documents, 5 measures, the provider
-is about 45x ir_measures' default pipeline on frames and 4.5-6x on dicts
-(``benches/bench_ir_measures.py``, figures in BENCHMARKS.md).
+``Run.from_pandas``), not converted row by row into dicts as ir_measures' providers do.
+Every input is read once (a generator such as ``ir_measures.read_trec_qrels(path)`` is
+empty the second time).  A run that lists a document twice for a query is an error
+(:class:`~ranklens.errors.RanklensInputError`), in every form, as in
+:func:`ranklens.evaluate`; ir_measures' conversion keeps the last score.  Qrels with no
+query give no values, as ir_measures' providers do.  ``calc_aggregate`` feeds each
+measure's own aggregator the values ``iter_calc`` yields, in the same order, so the
+aggregates are the base class's, bit for bit.  Speed against ir_measures' default
+pipeline, on frames and on dicts: ``benches/bench_ir_measures.py`` (figures in
+BENCHMARKS.md).
 
 Supported measures, with ir_measures' parameter semantics (``cutoff`` is the ``@k``,
 ``rel`` the minimum label counted as relevant, ``judged_only`` drops unjudged documents
@@ -300,15 +303,28 @@ class RanklensProvider(ir_measures.providers.Provider):
             if not self.supports(measure):
                 raise ValueError(f"unsupported measure {measure}")
         judgments: Qrels | dict[str, dict[str, int]] | None = _qrels_frame(qrels)
-        if judgments is None:
-            judgments = ir_measures.util.QrelsConverter(qrels).as_dict_of_dict()
+        records: list[Any] | None = None
+        if judgments is None and isinstance(qrels, dict):
+            judgments = qrels
+        elif judgments is None:
+            # Read once, whatever the form: a generator (``read_trec_qrels``) is
+            # empty the second time.  The last record of a document wins, as in
+            # ir_measures' own conversion.
+            records = list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter())
+            judgments = {}
+            for r in records:
+                judgments.setdefault(r.query_id, {})[r.doc_id] = r.relevance
         subtopics = None
         if any(m.NAME in _DIVERSE for m in measures):
             # The iteration field is the subtopic, as in ir_measures' pyndeval provider.
-            subtopics = Qrels.from_subtopics(
-                (r.query_id, getattr(r, "iteration", "0"), r.doc_id, r.relevance)
-                for r in ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()
-            )
+            rows = records
+            if rows is None:  # a dict or a frame: read again as records
+                rows = ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()
+            quads = [
+                (r.query_id, getattr(r, "iteration", "0"), r.doc_id, r.relevance) for r in rows
+            ]
+            # no qrels at all: no values, as ir_measures' providers give
+            subtopics = Qrels.from_subtopics(quads) if quads else None
         return RanklensEvaluator(measures, judgments, subtopics)
 
 
@@ -394,9 +410,11 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
         qrels, in ``iter_calc``'s order; their ids go to ``scored``."""
         # Queries only in the run are ignored; an empty ranking is scored (NumQ 1, NumRel
         # R, as pytrec_eval); qrels queries missing from the run get the measure's DEFAULT.
+        if not self.qrel_qids:  # no qrels: no values, as ir_measures' providers give
+            return
         ranking: Run | dict[str, dict[str, float]] | None = _run_frame(run)
         if ranking is None:
-            run_dict = ir_measures.util.RunConverter(run).as_dict_of_dict()
+            run_dict = _run_dict(run)
             ranking = {q: docs for q, docs in run_dict.items() if q in self.qrel_qids}
             if not ranking:
                 return
@@ -451,6 +469,26 @@ def _run_frame(run: Any) -> Run | None:
         return Run.from_pandas(run, query_col="query_id", doc_col="doc_id", score_col="score")
     except RanklensInputError:
         return None
+
+
+def _run_dict(run: Any) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: score}}`` from ir_measures' run forms, read once.  A
+    document listed twice for a query is an error, as in :func:`ranklens.evaluate`
+    (ir_measures' conversion keeps the last score silently, so the value would
+    depend on the row order)."""
+    if isinstance(run, dict):
+        return run
+    out: dict[str, dict[str, float]] = {}
+    for r in ir_measures.util.RunConverter(run).as_namedtuple_iter():
+        docs = out.get(r.query_id)
+        if docs is None:
+            docs = out[r.query_id] = {}
+        elif r.doc_id in docs:
+            raise RanklensInputError(
+                f"query {r.query_id!r}: document {r.doc_id!r} is listed twice in the run"
+            )
+        docs[r.doc_id] = r.score
+    return out
 
 
 def _clamped(qrels: Qrels | dict[str, dict[str, int]]) -> Qrels:
