@@ -70,7 +70,7 @@ def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.n
     """A 2-D array the core reads in place, and how to read ``uint16`` bits
     (``"f16"``, ``"bf16"`` or ``""``).  ``bf16``: ``x`` holds bfloat16 bits
     (``as_array(..., bf16_bits=True)`` of a torch bfloat16 tensor).  Copies only
-    what the docstring above says."""
+    what :mod:`ranklens._arrays` says."""
     bf16 = bf16 or is_torch_bf16(x)
     a = as_array(x, name, bf16_bits=True)
     if a.ndim != 2:

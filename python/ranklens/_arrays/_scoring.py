@@ -31,10 +31,10 @@ EMPTY = ("zero", "nan", "skip", "one")
 class RowIds(Sequence[str]):
     """The query ids of array rows, ``"0"``, ``"1"``, ...: a lazy list of strings.
 
-    Why: building 100k strings cost more than scoring the rows; these are made
-    only when read.  Compares equal to the list of the same strings.  ``rows``:
-    the row numbers as a ``range`` (no array made: ``np.arange`` of 100k rows
-    took 0.1 ms a call, its fresh pages written) or the ids as an integer array.
+    Why: building a string per row costs more than scoring the row; these are
+    made only when read.  Compares equal to the list of the same strings.
+    ``rows``: the row numbers as a ``range`` (no array made: ``np.arange`` writes
+    fresh pages on every call) or the ids as an integer array.
     """
 
     def __init__(self, rows: range | np.ndarray) -> None:
@@ -144,7 +144,7 @@ def evaluate_dense(
     see the module documentation (:mod:`ranklens._arrays`).  ``threads``: worker
     threads (default: ``RANKLENS_NUM_THREADS``, else one per core); a call of at
     most 64 rows runs on the calling thread (one sample at a time costs no
-    thread hand-over: about 20 us a call of one row of 100).
+    thread hand-over, which would take longer than scoring the row).
 
     Returns :class:`~ranklens.Results` with query ids ``"0"`` .. ``"n-1"`` and
     ``res.values`` the ``rows x metrics`` array in row order.

@@ -4,7 +4,11 @@
 
 One place for the rules and the wording of the messages, so that ``evaluate``,
 the scorers, the arrays, the files and the command lines refuse the same input
-with the same words."""
+with the same words.  Below every entry point and the data types, above the
+metric names (the label warning names the binary metrics).
+
+Rejected: these checks inside ``_evaluate/``: ``_data`` checks paths and line
+limits here, and ``_data`` sits below ``_evaluate`` (an upward import)."""
 
 from __future__ import annotations
 

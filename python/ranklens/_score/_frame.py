@@ -32,11 +32,10 @@ def _column_cells(df: Any, col: str) -> Any:
     (read in place, as a list is), else a list.
 
     Why pandas' private ``_get_column_array``: ``df[col]`` builds a Series and
-    ``tolist()`` a list of the column; right after other Python work (pandas'
-    code out of the caches) the two took ~0.4 ms a column of 10,000 rows
-    against ~0.06 ms for the column's own array (``benches/bench_rag.py``'s
-    rows, 2026-11-27).  Anything else (polars, an extension array, a pandas
-    without the method, a repeated column name) takes the public path.
+    ``tolist()`` a list of the column, several times the cost of reading the
+    column's own array once pandas' code is out of the caches (see
+    docs/design/performance.md).  Anything else (polars, an extension array, a
+    pandas without the method, a repeated column name) takes the public path.
     """
     get_array = getattr(df, "_get_column_array", None)
     if get_array is not None and col in df.columns:
@@ -51,10 +50,9 @@ def _column_cells(df: Any, col: str) -> Any:
 @functools.lru_cache(maxsize=64)
 def _frame_columns(names: tuple[str, ...]) -> Any:
     """The result frame's column index, built once per metric list: a pandas
-    ``Index`` from a list infers its dtype on every call (~0.3 ms when pandas'
-    code is cold, against ~0.1 ms for the whole frame given the index).  Each
-    frame gets a view of it, so that setting one frame's ``columns.name``
-    leaves the others alone."""
+    ``Index`` from a list infers its dtype on every call, which costs more than
+    building the whole frame given the index.  Each frame gets a view of it, so
+    that setting one frame's ``columns.name`` leaves the others alone."""
     import pandas as pd
 
     return pd.Index(list(names))
