@@ -2,7 +2,7 @@
 several users' qrels for one query (:func:`read_qrels_jg`, :func:`evaluate_jg`),
 trec_eval 10.0's ``-R prefs``, ``-R qrels_prefs`` and ``-R qrels_jg``.
 
-Why a module of its own: a preference file is not a qrels (a document has a level
+Why a room of its own: a preference file is not a qrels (a document has a level
 per judgment group and sub-group, and the measures count document pairs), so it
 does not go through :class:`~ranklens.Qrels` and the metric registry; the 14
 ``prefs_*`` measures are computed together per query by one kernel
