@@ -31,9 +31,11 @@ LAYERS: list[list[str]] = [
     ["compat", "plots", "testing", "__init__"],
     ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score", "_prefs"],
-    ["_distributed", "_evaluate", "_stream", "_relstring", "_dense"],
-    ["_data", "_results", "_labels", "metrics"],
-    ["_io", "_names", "_checks"],
+    ["_distributed", "_stream", "_arrays"],
+    ["_evaluate"],
+    ["_data", "metrics"],
+    ["_checks"],
+    ["_io", "_names"],
     ["errors", "_ranklens"],
 ]
 

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
-from ranklens import _evaluate as _evaluate_module
 from ranklens import _ranklens
+from ranklens._evaluate import _evaluate as _evaluate_module
 from ranklens.compat import pytrec_eval as rl
 from ranklens.errors import RanklensInputError
 

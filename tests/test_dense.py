@@ -373,7 +373,7 @@ def test_torch_half_tensors_are_read_in_place():
     too, give the values of the same scores in float64; bfloat16 scores are read
     where they lie (the core's array shares the tensor's memory)."""
     torch = pytest.importorskip("torch")
-    from ranklens._dense import matrix
+    from ranklens._arrays import matrix
 
     gen = torch.Generator().manual_seed(0)
     s = torch.randint(0, 8, (40, 25), generator=gen).float() / 4

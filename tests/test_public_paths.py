@@ -163,8 +163,8 @@ def test_import_loads_no_format_reader_command_or_lazy_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(out.stdout.split())
-    lazy = {"ranklens._explain", "ranklens._gate", "ranklens._relstring"}
-    lazy |= {"ranklens._score", "ranklens._stream", "ranklens.cli", "ranklens._prefs"}
+    lazy = {"ranklens._arrays", "ranklens._explain", "ranklens._gate", "ranklens._score"}
+    lazy |= {"ranklens._stream", "ranklens.cli", "ranklens._prefs", "ranklens._distributed"}
     lazy |= {f"ranklens._io.{m}" for m in ("_arrow", "_frames", "_json", "_records")}
     assert loaded & lazy == set()
 

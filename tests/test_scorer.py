@@ -538,15 +538,15 @@ def test_score_frame_semantics():
 
 
 def test_score_keeps_one_scorer_per_argument_set():
-    from ranklens import _score
+    from ranklens._score import _scorer
 
     names = ["P@1", "mrr"]
     first = ranklens.score(["a"], ["a"], names)
     assert ranklens.score(["b", "a"], ["a"], names) == {"precision@1": 0.0, "mrr": 0.5}
     assert ranklens.score(["a"], ["a"], (n for n in names)) == first  # a generator
-    key_count = len(_score._SCORERS)
+    key_count = len(_scorer._SCORERS)
     ranklens.score(["a"], ["a"], names)
-    assert len(_score._SCORERS) == key_count  # reused, not rebuilt
+    assert len(_scorer._SCORERS) == key_count  # reused, not rebuilt
     # values equal to cached ones but invalid are still checked
     ranklens.score(["a"], ["a"], "P", k=1)
     with pytest.raises(RanklensInputError, match="k must be positive"):

@@ -11,10 +11,9 @@
 from typing import TYPE_CHECKING, Any
 
 from ranklens._data import Qrels, Run
-from ranklens._evaluate import evaluate
+from ranklens._evaluate import BatchScores, Results, Scores, evaluate
 from ranklens._names import Metric, parse_metric, parse_metrics
 from ranklens._ranklens import __version__
-from ranklens._results import BatchScores, Results, Scores
 from ranklens.compare import Comparison, compare
 from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, UnknownMetricError
 
@@ -25,15 +24,15 @@ from ranklens.errors import ParseError, RanklensInputError, RanklensWarning, Unk
 # (or `from ranklens.compare import ...`) would rebind `ranklens.compare` to the
 # module unless the subpackage is imported before the function is bound, as here.
 _LAZY = {
-    "evaluate_dense": "ranklens._dense",
-    "evaluate_flat": "ranklens._dense",
-    "evaluate_topk": "ranklens._dense",
-    "knn_recall": "ranklens._dense",
+    "evaluate_dense": "ranklens._arrays",
+    "evaluate_flat": "ranklens._arrays",
+    "evaluate_topk": "ranklens._arrays",
+    "knn_recall": "ranklens._arrays",
     "Explanation": "ranklens._explain",
     "explain": "ranklens._explain",
     "GateResult": "ranklens._gate",
     "gate": "ranklens._gate",
-    "relstring": "ranklens._relstring",
+    "relstring": "ranklens._explain",
     "Scorer": "ranklens._score",
     "score": "ranklens._score",
     "score_batch": "ranklens._score",
@@ -48,11 +47,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ranklens._dense import evaluate_dense, evaluate_flat, evaluate_topk, knn_recall
-    from ranklens._explain import Explanation, explain
+    from ranklens._arrays import evaluate_dense, evaluate_flat, evaluate_topk, knn_recall
+    from ranklens._explain import Explanation, explain, relstring
     from ranklens._gate import GateResult, gate
     from ranklens._prefs import JudgmentResults, Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
-    from ranklens._relstring import relstring
     from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
     from ranklens._stream import evaluate_files
 

@@ -44,7 +44,7 @@ from ranklens._distributed import (
     joined_plan,
     score_frames,
 )
-from ranklens._results import Results
+from ranklens._evaluate import Results
 from ranklens.errors import RanklensInputError
 
 try:

@@ -241,8 +241,8 @@ def parse_metric(name: str | Metric) -> Metric:
 def _parse_one_cached(text: str) -> tuple[Metric, ...]:
     """:func:`_parse_one`, remembered (its errors are not: they are raised again).
 
-    Why: parsing five names took ~25 us of a one-row ``evaluate_dense`` call of
-    ~60 us, paid again on every batch of a training loop.  ``Metric`` is frozen
+    Why: parsing the names was a large share of a one-row ``evaluate_dense``
+    call, paid again on every batch of a training loop.  ``Metric`` is frozen
     and the families are fixed, so a name always parses the same."""
     return tuple(_parse_one(text))
 

@@ -84,7 +84,7 @@ def _guarded(prog: str, run: Callable[[], int]) -> int:
 
 def _one_line_warning(prog: str) -> Callable[..., None]:
     """A ``warnings.showwarning`` that prints ``PROG: warning: TEXT``."""
-    from ranklens._labels import for_command_line
+    from ranklens._checks import for_command_line
 
     def show(message: Warning | str, *_: object, **__: object) -> None:
         print(f"{prog}: warning: {for_command_line(str(message))}", file=sys.stderr)

@@ -12,9 +12,8 @@ import sys
 
 from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
-from ranklens._evaluate import evaluate
+from ranklens._evaluate import Results, evaluate
 from ranklens._names import needs_subtopics, parse_metrics
-from ranklens._results import Results
 from ranklens._stream import _evaluate_files
 from ranklens.cli._options import add_metric_option
 from ranklens.cli._progress import reading

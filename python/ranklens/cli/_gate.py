@@ -26,11 +26,10 @@ import sys
 import warnings
 from typing import Any
 
-from ranklens._checks import check_threads, level_text
+from ranklens._checks import check_threads, for_command_line, level_text
 from ranklens._gate import CORRECTIONS, MODES, load_config
 from ranklens._gate._config import ConfigError
 from ranklens._gate._gate import check_budgets, check_cutoffs, check_settings, gate
-from ranklens._labels import for_command_line
 from ranklens.cli._options import add_metric_option
 from ranklens.errors import RanklensInputError, RanklensWarning
 

@@ -75,9 +75,9 @@ import numpy as np
 
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
+from ranklens._explain import relstring_of
 from ranklens._names import Metric, parse_metric
 from ranklens._prefs import Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
-from ranklens._relstring import relstring_of
 from ranklens.cli._trec_eval_measures import (
     BY_NAME,
     MAXLONG,

@@ -277,8 +277,8 @@ class RelevanceEvaluator:
     ) -> None:
         combined = self._combine_measures(self._expand_nicknames(measures))
         # fixes https://github.com/cvangysel/pytrec_eval/issues/57 (as pytrec_eval)
-        # Copied only when some query has no judgment (7 of the 14 ms at 100k
-        # queries: the check alone).
+        # Copied only when some query has no judgment (the check is cheaper
+        # than the copy).
         qrels = query_relevance
         if type(qrels) is not dict or not all(map(len, qrels.values())):
             qrels = {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0}
@@ -298,7 +298,7 @@ class RelevanceEvaluator:
         self._build_plan(combined)
 
         # {query id: encoded index}, for the general path only: built on its
-        # first use (17 ms of __init__ at 100k queries otherwise).
+        # first use, so that __init__ of the dict path does not pay for it.
         self._qindex_built: dict[str, int] | None = None
         # Tables of the judged ids (by the hash of their UTF-8), for scoring
         # dict runs without encoding them; built from the encoded qrels.

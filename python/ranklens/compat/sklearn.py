@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ranklens._dense import as_array, evaluate_dense
+from ranklens._arrays import as_array, evaluate_dense
 from ranklens._names import Metric
 from ranklens.errors import RanklensInputError
 

@@ -67,7 +67,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ranklens._dense import as_array, evaluate_flat
+from ranklens._arrays import as_array, evaluate_flat
 from ranklens.errors import RanklensInputError
 
 __all__ = [

@@ -15,14 +15,14 @@ from ranklens._checks import (
     check_miss,
     check_threads,
     check_ties,
+    warn_unreached,
 )
 from ranklens._data import Qrels, Run, as_qrels, as_run
-from ranklens._labels import warn_unreached
+from ranklens._evaluate._results import Results
 from ranklens._names import Metric, nan_misses, native_specs, parse_metrics
-from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
-__all__ = ["Results", "evaluate"]  # Results re-exported for old imports
+__all__ = ["evaluate", "evaluate_levels"]
 
 
 def evaluate(

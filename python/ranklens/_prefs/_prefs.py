@@ -1,16 +1,5 @@
-"""Judgment groups: preference judgments (``Prefs``, :func:`evaluate_prefs`) and
-several users' qrels for one query (:func:`read_qrels_jg`, :func:`evaluate_jg`),
-trec_eval 10.0's ``-R prefs``, ``-R qrels_prefs`` and ``-R qrels_jg``.
-
-Why a module of its own: a preference file is not a qrels (a document has a level
-per judgment group and sub-group, and the measures count document pairs), so it
-does not go through :class:`~ranklens.Qrels` and the metric registry; the 14
-``prefs_*`` measures are computed together per query by one kernel
-(``src/core/metrics/prefs.rs``, reference ``ranklens.metrics.prefs``).  The
-qrels_jg measures (``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``) are ordinary
-metrics averaged over a query's judgment groups, so :func:`evaluate_jg` runs
-:func:`ranklens.evaluate` once per group.
-"""
+"""Preference judgments (``-R prefs``, ``-R qrels_prefs``): :class:`Prefs`,
+:func:`evaluate_prefs`, and the file reading both judgment-group formats share."""
 
 from __future__ import annotations
 
@@ -23,20 +12,10 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._checks import MAX_LINE_BYTES
-from ranklens._data import Qrels, Run
-from ranklens._evaluate import evaluate
+from ranklens._data import Run
 from ranklens._io._lines import field_lines
 from ranklens.errors import ParseError, RanklensInputError
 from ranklens.metrics import prefs as _reference
-
-__all__ = [
-    "PREFS_MEASURES",
-    "JudgmentResults",
-    "Prefs",
-    "evaluate_jg",
-    "evaluate_prefs",
-    "read_qrels_jg",
-]
 
 #: The preference measures, in trec_eval's order.
 PREFS_MEASURES: tuple[str, ...] = _reference.NAMES
@@ -46,11 +25,11 @@ _SUMMED = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_r
 Line = tuple[str, str, str, float]  # (jg, jsg, doc, level)
 
 
-def _key(s: str) -> bytes:
+def byte_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogateescape")
 
 
-def _read_lines(path: str | os.PathLike[str], nfields: int) -> Iterable[tuple[int, list[str]]]:
+def read_lines(path: str | os.PathLike[str], nfields: int) -> Iterable[tuple[int, list[str]]]:
     """Non-comment lines of a whitespace-separated file with ``nfields`` fields
     (UTF-8, a byte order mark dropped, lines of at most ``MAX_LINE_BYTES``:
     :func:`ranklens._io._lines.field_lines`)."""
@@ -61,7 +40,7 @@ def _read_lines(path: str | os.PathLike[str], nfields: int) -> Iterable[tuple[in
         yield n, fields
 
 
-def _level(text: str, where: str) -> float:
+def level_of(text: str, where: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -102,7 +81,7 @@ class Prefs:
             if lv != lv or lv in (float("inf"), float("-inf")):
                 raise RanklensInputError(f"row {k}: level is NaN or infinite")
             lines.setdefault(q, []).append((jg, jsg, doc, lv))
-        self._lines = {q: lines[q] for q in sorted(lines, key=_key)}
+        self._lines = {q: lines[q] for q in sorted(lines, key=byte_key)}
 
     @classmethod
     def from_trec(cls, path: str | os.PathLike[str], format: str = "prefs") -> Prefs:
@@ -119,11 +98,11 @@ class Prefs:
         name = os.fspath(path)
         rows = []
         if format == "prefs":
-            for n, (q, jg, jsg, doc, lv) in _read_lines(path, 5):
-                rows.append((q, jg, jsg, doc, _level(lv, f"{name}:{n}")))
+            for n, (q, jg, jsg, doc, lv) in read_lines(path, 5):
+                rows.append((q, jg, jsg, doc, level_of(lv, f"{name}:{n}")))
         else:
-            for n, (q, jg, doc, lv) in _read_lines(path, 4):
-                rows.append((q, jg, "0", doc, _level(lv, f"{name}:{n}")))
+            for n, (q, jg, doc, lv) in read_lines(path, 4):
+                rows.append((q, jg, "0", doc, level_of(lv, f"{name}:{n}")))
         return cls(rows)
 
     @property
@@ -194,7 +173,7 @@ def _ranking(run: Run, qid: str, max_docs: int | None) -> list[str]:
     ascending (form_prefs_counts.c; qrels measures break ties descending)."""
     if qid not in run:
         return []
-    items = sorted(run[qid].items(), key=lambda kv: (-kv[1], _key(kv[0])))
+    items = sorted(run[qid].items(), key=lambda kv: (-kv[1], byte_key(kv[0])))
     docs = [d for d, _ in items]
     return docs if max_docs is None else docs[: max(max_docs, 0)]
 
@@ -256,9 +235,9 @@ def _native(prefs: Prefs, run: Run, max_docs: int | None) -> np.ndarray:
         lines = prefs[q]
         # ordinals in byte order: the kernel visits groups, and places unretrieved
         # documents, in that order, as trec_eval does
-        jgs = {s: k for k, s in enumerate(sorted({x[0] for x in lines}, key=_key))}
-        jsgs = {s: k for k, s in enumerate(sorted({x[1] for x in lines}, key=_key))}
-        docs = {s: k for k, s in enumerate(sorted({x[2] for x in lines}, key=_key))}
+        jgs = {s: k for k, s in enumerate(sorted({x[0] for x in lines}, key=byte_key))}
+        jsgs = {s: k for k, s in enumerate(sorted({x[1] for x in lines}, key=byte_key))}
+        docs = {s: k for k, s in enumerate(sorted({x[2] for x in lines}, key=byte_key))}
         for a, b, d, lv in lines:
             jg.append(jgs[a])
             jsg.append(jsgs[b])
@@ -276,54 +255,3 @@ def _native(prefs: Prefs, run: Run, max_docs: int | None) -> np.ndarray:
         np.array(ranked, dtype=np.uint32),
         np.array(ro, dtype=np.uint64),
     )
-
-
-def read_qrels_jg(path: str | os.PathLike[str]) -> dict[str, Qrels]:
-    """Read a trec_eval ``qrels_jg`` file (``qid jg docno label``): one
-    :class:`~ranklens.Qrels` per judgment group (user), keyed by the group id in
-    byte order.  Labels are read as integers (trec_eval's ``atol``: ``1.7`` -> 1).
-    A document judged twice in one group and query raises
-    :class:`~ranklens.errors.RanklensInputError`."""
-    name = os.fspath(path)
-    groups: dict[str, dict[str, dict[str, float]]] = {}
-    for n, (q, jg, doc, lv) in _read_lines(path, 4):
-        value = _level(lv, f"{name}:{n}")
-        per_q = groups.setdefault(jg, {}).setdefault(q, {})
-        if doc in per_q:
-            raise RanklensInputError(
-                f"{name}:{n}: document {doc!r} judged twice for query {q!r} "
-                f"in judgment group {jg!r}"
-            )
-        per_q[doc] = float(int(value))
-    return {jg: Qrels(groups[jg]) for jg in sorted(groups, key=_key)}
-
-
-def evaluate_jg(
-    groups: Mapping[str, Qrels],
-    run: Run | Mapping[str, Mapping[str, float]],
-    metrics: Sequence[str],
-    **kwargs: Any,
-) -> JudgmentResults:
-    """Metrics averaged over each query's judgment groups (trec_eval 10.0's
-    ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg`` are ``map``, ``P@k`` and
-    ``Rprec_mult`` here): each group is evaluated with :func:`ranklens.evaluate`
-    (``kwargs`` passed on), and a query's value is the sum over the groups that
-    judge it, in group order, divided by their number.  Queries: every query of
-    any group, in byte order."""
-    run = run if isinstance(run, Run) else Run(run)
-    names = list(metrics)
-    sums: dict[str, np.ndarray] = {}
-    count: dict[str, int] = {}
-    for g in groups.values():
-        res = evaluate(g, run, names, **kwargs)
-        for q, row in zip(res.query_ids, res.values):
-            if q in sums:
-                sums[q] = sums[q] + row
-            else:
-                sums[q] = np.array(row, dtype=np.float64)
-            count[q] = count.get(q, 0) + 1
-    qids = sorted(sums, key=_key)
-    values = np.array([sums[q] / count[q] for q in qids], dtype=np.float64).reshape(
-        len(qids), len(names)
-    )
-    return JudgmentResults(names, qids, values)

@@ -1,61 +1,12 @@
-"""Per-sample and batch scoring: `Scorer`, `score`, `score_batch`, `score_frame`,
-`score_labels`.
+"""Samples scored row by row: :class:`Scorer` and the functions built on it.
 
-A :class:`Scorer` parses and checks its metric names once; each call reads the
-retrieved list and the ground truth straight from the Python objects in the Rust
-core (``core::rows``: ids matched row by row, no encoding of a whole side) and
-returns the values.  A batch is read in one call and its rows scored in parallel.
-The values are those of :func:`ranklens.evaluate` on the same rows (row ``i`` as
-query ``i``, the ground truth as :meth:`ranklens.Qrels.from_groups`).
-
-Ground truth, per row: a list of relevant ids (label 1 each), a dict id -> label,
-or a list of groups (a list of ids inside the row's list is one group: any member
-satisfies it, see :meth:`ranklens.Qrels.from_groups`).  Retrieved, per row: a
-ranked list of ids, or a dict id -> score (ranked by score, ties by id
-descending, as trec_eval).  ``None``, NaN and pandas' ``NA`` are missing cells:
-an empty ground truth or nothing retrieved (see ``empty``).  Ids are ``str`` or
-``int`` (an ``int`` is its decimal string: ``1`` and ``"1"`` are one id).
-Metrics are trec_eval's (see the README), not AutoRAG's (for those, see
-:mod:`ranklens.compat.autorag` or ``score_frame(semantics="autorag")``).  ``err``'s
-automatic ``gmax`` is the largest label of the input, as in ``evaluate``: of the
-sample for one call, of all rows for a batch.
-
-Options shared by every function here:
-
-* ``relevance_level`` -- default ``"positive"``: any label > 0 is relevant.  For
-  integer labels this is trec_eval's default of 1; for graded labels in (0, 1)
-  (LLM judges) it counts every positive label, where a level of 1 would make
-  every binary metric 0.  A number works as in :func:`ranklens.evaluate`; when
-  some label is positive and none reaches it, a
-  :class:`~ranklens.errors.RanklensWarning` says so.
-* ``empty`` -- a sample with no ground truth or nothing retrieved: ``"zero"``
-  (default: scored as trec_eval scores it, 0 for most metrics), ``"nan"`` (NaN
-  for every metric, so means are NaN) or ``"skip"`` (NaN, left out of
-  :meth:`BatchScores.mean`, its row listed in ``.skipped``).
-* ``duplicates`` -- an id retrieved twice (hybrid retrievers merge lists):
-  ``"raise"`` (default, the message names it) or ``"first"`` (later occurrences
-  are dropped, the ranks below close up).  An id in two groups of the ground
-  truth is always an error.
-* ``miss`` -- the value of ``first_rel_rank`` (alias ``mean_rank``: its mean over
-  samples is the mean rank) when no relevant document is in the top k:
-  ``"k+1"`` (default: k + 1, or the list length + 1 without a cutoff, as
-  trec_eval-style mean rank tools) or ``None`` (NaN in arrays, as Axion's
-  ``rank_of_first_relevant``; :meth:`BatchScores.mean` then averages over hits).
-  :func:`ranklens.evaluate` takes the same ``miss``.
-* ``ties``, ``judged_only``, ``max_docs`` -- as in :func:`ranklens.evaluate`:
-  ``ties`` orders equal scores of a retrieved dict (``"trec"``: id descending,
-  ``"input"``: the dict's order, ``"expected"``: the expected value over their
-  orderings; a retrieved list has no ties); ``judged_only=True`` drops retrieved
-  ids not in the ground truth (or with a negative label) first, ranks closing
-  up (trec_eval ``-J``); ``max_docs`` scores only the top ``max_docs`` retrieved
-  (trec_eval ``-M``, after ``duplicates="first"`` has dropped repeats).
+A :class:`Scorer` holds the parsed, checked metrics; the functions keep one per
+argument set (a bounded cache), so a per-sample loop parses nothing again.  The
+options are those of :mod:`ranklens._score`.
 """
 
 from __future__ import annotations
 
-import functools
-import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -69,21 +20,12 @@ from ranklens._checks import (
     check_miss,
     check_threads,
     check_ties,
+    checked_level,
+    warn_text,
 )
-from ranklens._labels import checked_level, warn_text
+from ranklens._evaluate import BatchScores, Scores
 from ranklens._names import FAMILIES, Metric, nan_misses, parse_metrics
-from ranklens._results import BatchScores, Scores
-from ranklens.errors import RanklensInputError, RanklensWarning, UnknownMetricError
-
-__all__ = [
-    "Scorer",
-    "autorag_columns",
-    "expand_cutoffs",
-    "score",
-    "score_batch",
-    "score_frame",
-    "score_labels",
-]
+from ranklens.errors import RanklensInputError, RanklensWarning
 
 MetricsArg = Union[str, Metric, Iterable[Union[str, Metric]]]
 Cutoffs = Union[int, Sequence[int], None]
@@ -276,7 +218,7 @@ def score_batch(
     return scorer.batch(retrieved_lists, relevant_lists, threads=threads)
 
 
-def _cached_scorer(
+def cached_scorer(
     metrics: Any,
     k: Any,
     level: Any,
@@ -351,7 +293,7 @@ def score(
     The :class:`Scorer` of each metric list is kept (the last 64), so calling
     ``score`` per sample parses the names once.
     """
-    scorer = _cached_scorer(
+    scorer = cached_scorer(
         metrics, k, relevance_level, empty, duplicates, miss, ties, judged_only, max_docs
     )
     return scorer(retrieved, relevant)
@@ -389,186 +331,3 @@ def score_labels(
         max_docs=max_docs,
     )
     return scorer(list(range(len(labels))), dict(enumerate(labels)))
-
-
-def _column_values(df: Any, col: str) -> list[Any]:
-    if col not in df.columns:
-        raise RanklensInputError(
-            f"no column {col!r} in the frame (columns: {', '.join(map(str, df.columns))})"
-        )
-    series = df[col]
-    if hasattr(series, "to_list"):  # polars
-        return series.to_list()
-    return series.tolist()
-
-
-def _column_cells(df: Any, col: str) -> Any:
-    """A column's cells for the Scorer: a pandas object column's own 1-D array
-    (read in place, as a list is), else a list.
-
-    Why pandas' private ``_get_column_array``: ``df[col]`` builds a Series and
-    ``tolist()`` a list of the column; right after other Python work (pandas'
-    code out of the caches) the two took ~0.4 ms a column of 10,000 rows
-    against ~0.06 ms for the column's own array (``benches/bench_rag.py``'s
-    rows, 2026-11-27).  Anything else (polars, an extension array, a pandas
-    without the method, a repeated column name) takes the public path.
-    """
-    get_array = getattr(df, "_get_column_array", None)
-    if get_array is not None and col in df.columns:
-        loc = df.columns.get_loc(col)
-        if isinstance(loc, int):
-            cells = get_array(loc)
-            if isinstance(cells, np.ndarray) and cells.ndim == 1 and cells.dtype == object:
-                return cells
-    return _column_values(df, col)
-
-
-@functools.lru_cache(maxsize=64)
-def _frame_columns(names: tuple[str, ...]) -> Any:
-    """The result frame's column index, built once per metric list: a pandas
-    ``Index`` from a list infers its dtype on every call (~0.3 ms when pandas'
-    code is cold, against ~0.1 ms for the whole frame given the index).  Each
-    frame gets a view of it, so that setting one frame's ``columns.name``
-    leaves the others alone."""
-    import pandas as pd
-
-    return pd.Index(list(names))
-
-
-#: AutoRAG's retrieval metrics (``core::autorag``), in the core's column order.
-AUTORAG_METRICS = ("recall", "precision", "f1", "mrr", "map", "ndcg")
-
-
-def autorag_columns(
-    retrieval_gt: Sequence[Any],
-    retrieved_ids: Sequence[Any],
-    metrics: Iterable[str] = AUTORAG_METRICS,
-    *,
-    threads: int | None = None,
-) -> dict[str, np.ndarray]:
-    """AutoRAG's retrieval metrics of every row, ``{name: float64 array}``, NaN
-    where AutoRAG returns ``None`` (see :mod:`ranklens.compat.autorag` for the
-    definitions); ``metrics`` may carry the ``retrieval_`` prefix."""
-    wanted = [(m, _autorag_column(m)) for m in metrics]
-    values = _ranklens.autorag_retrieval(
-        retrieval_gt,
-        retrieved_ids,
-        # Python's sum() of floats is compensated (Neumaier) from 3.12 on.
-        sys.version_info >= (3, 12),
-        check_threads(threads),
-    )
-    return {m: values[:, j].copy() for m, j in wanted}
-
-
-def _autorag_column(name: str) -> int:
-    if not isinstance(name, str):
-        raise UnknownMetricError(f"metric names must be strings, got {type(name).__name__}")
-    short = name.removeprefix("retrieval_")
-    if short not in AUTORAG_METRICS:
-        raise UnknownMetricError(
-            f"unknown AutoRAG metric {name!r}; valid: {', '.join(AUTORAG_METRICS)}"
-        )
-    return AUTORAG_METRICS.index(short)
-
-
-def score_frame(
-    df: Any,
-    retrieved_col: str = "retrieved_ids",
-    relevant_col: str = "retrieval_gt",
-    metrics: MetricsArg | None = None,
-    *,
-    semantics: str | None = None,
-    k: Cutoffs = None,
-    relevance_level: float | str = "positive",
-    empty: str = "zero",
-    duplicates: str = "raise",
-    miss: str | None = "k+1",
-    ties: str = "trec",
-    judged_only: bool = False,
-    max_docs: int | None = None,
-    threads: int | None = None,
-) -> Any:
-    """Per-row scores of a pandas or polars DataFrame with list columns.
-
-    Returns a frame of the same library, one column per metric (canonical names),
-    one row per input row (pandas: same index; rows left out by ``empty="skip"``
-    are NaN and their index labels are in ``out.attrs["skipped"]``).
-
-    ``semantics``: ``"trec"`` (trec_eval's definitions on grouped ground truth,
-    as :func:`score_batch`; default metrics precision, recall, mrr, ndcg) or
-    ``"autorag"`` (AutoRAG's own definitions, as
-    :mod:`ranklens.compat.autorag`; metrics among recall, precision, f1, mrr,
-    map, ndcg, default all six; NaN where AutoRAG gives None; ``k`` and the
-    other options do not apply).  The column defaults are AutoRAG's names, and
-    on several groups per row the two definitions give different mrr, map and
-    ndcg: with those columns and no ``semantics``, trec rules are used and a
-    :class:`~ranklens.errors.RanklensWarning` says so.
-    """
-    if semantics is None:
-        if relevant_col == "retrieval_gt":
-            warnings.warn(
-                "score_frame scores AutoRAG's columns with trec_eval's definitions, "
-                "whose mrr, map and ndcg differ from AutoRAG's on rows with several "
-                "groups; pass semantics='trec' to keep them, or semantics='autorag' "
-                "for AutoRAG's own numbers",
-                RanklensWarning,
-                stacklevel=2,
-            )
-        semantics = "trec"
-    if semantics == "autorag":
-        out: dict[str, np.ndarray] = autorag_columns(
-            _missing_as_none(_column_values(df, relevant_col)),
-            _missing_as_none(_column_values(df, retrieved_col)),
-            AUTORAG_METRICS if metrics is None else _metric_list(metrics),
-            threads=threads,
-        )
-        skipped: Any = ()
-    elif semantics == "trec":
-        # The Scorer is cached as for `score`: a frame scored per batch of a
-        # pipeline parses its metric names once.
-        scorer = _cached_scorer(
-            ("precision", "recall", "mrr", "ndcg") if metrics is None else metrics,
-            k,
-            relevance_level,
-            empty,
-            duplicates,
-            miss,
-            ties,
-            judged_only,
-            max_docs,
-        )
-        values, skipped = scorer._values(
-            _column_cells(df, retrieved_col), _column_cells(df, relevant_col), threads
-        )
-        out = {m.name: values[j] for j, m in enumerate(scorer.metrics)}
-    else:
-        raise RanklensInputError(f"semantics must be 'trec' or 'autorag', got {semantics!r}")
-    module = type(df).__module__.split(".")[0]
-    if module == "polars":
-        import polars as pl
-
-        return pl.DataFrame(out)
-    import pandas as pd
-
-    index = getattr(df, "index", None)
-    if semantics == "trec":
-        # One 2-D block from the scorer's own array (no copy, no stacking):
-        # metrics x rows is the layout of a pandas block, rows x metrics its
-        # transpose.
-        frame = pd.DataFrame(
-            values.T, index=index, columns=_frame_columns(tuple(out)).view(), copy=False
-        )
-    else:
-        frame = pd.DataFrame(out, index=index)
-    if len(skipped):
-        frame.attrs["skipped"] = list(frame.index[np.asarray(skipped)])
-    return frame
-
-
-def _missing_as_none(cells: list[Any]) -> list[Any]:
-    """Frame cells with NaN (pandas' missing value in an object column) as None."""
-    return [None if isinstance(c, float) and c != c else c for c in cells]
-
-
-def _metric_list(metrics: Any) -> list[str]:
-    return [metrics] if isinstance(metrics, str) else list(metrics)

@@ -1,75 +1,40 @@
-"""Arrays scored in place: score matrices, ranked id lists, ANN neighbours.
-
-No ids, no hashing, no join: row ``i`` is query ``i`` (its id in
-:class:`~ranklens.Results` is the string ``str(i)``), the columns are its
-candidates.  Semantics (the same for every entry point here):
-
-* **Candidates.**  Every cell is a judged candidate with its label: ``0`` is judged
-  non-relevant; a negative label is trec_eval's "in the pool, unjudged" (never
-  relevant, gain 0).  ``mask=`` (True: a candidate) or ``lengths=`` (row ``i``
-  holds its first ``lengths[i]`` columns) leave cells out; left-out cells are never
-  read, so they may hold NaN.
-* **Ranking.**  Score descending.  ``ties="first"`` (default): equal scores in
-  column order, the lower column first (``np.argsort(-scores, kind="stable")``).
-  ``"expected"``: the exact expected value over the orderings of each group of
-  equal scores, uniformly random (McSherry & Najork 2008; for ``dcg``/``ndcg`` it
-  equals scikit-learn's tie averaging).  ``"best"`` / ``"worst"``: higher / lower
-  labels first within a group of equal scores, the best / worst value over the
-  orderings for every metric that rewards ranking higher labels higher
-  (precision, recall, hits, mrr, map, ndcg, dcg, err, r_precision, ...);
-  low-precision scores (float16, bfloat16) make such ties common.
-* **Empty rows.**  A row with no label relevant at ``relevance_level`` is empty;
-  ``empty=`` sets all its values: ``"zero"`` (default, scikit-learn's and
-  torchmetrics' default), ``"one"`` (torchmetrics' ``"pos"``), ``"nan"`` (NaN: the
-  aggregate ``res[name]`` is then NaN; ``np.nanmean(res.values, axis=0)`` skips
-  them) or ``"skip"`` (left out of the results: ``res.query_ids`` lacks them,
-  ``res.ignored_queries`` lists them).
-* **Dtypes.**  Read in place, without a copy: float64, float32, float16 and
-  bfloat16 (ml_dtypes, as jax and torch tensors convert) scores, float64, float32,
-  int64, int32, int8, uint8 and bool labels (and integer scores), C-contiguous or
-  strided (transposed, sliced) with non-negative strides.  Copied once: float16 or
-  bfloat16 labels and other dtypes (int16, uint16, uint32, uint64, longdouble) to
-  float64, negative strides to a contiguous array.  Anything with ``__dlpack__``
-  or ``__array__`` on the CPU is accepted (torch, jax, cupy after ``.cpu()`` /
-  ``.get()``), through ``np.from_dlpack`` without a copy where possible (a tensor
-  that requires grad is read detached, its values only); a torch
-  bfloat16 tensor (which numpy refuses) as its int16 view's bits, scores without a
-  copy (torch is looked up among the loaded modules, never imported).  NaN
-  scores and NaN or infinite labels are errors naming the cell.
-"""
+"""The entry points of arrays: check the arguments, read the arrays, call the core."""
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
 
 from ranklens import _ranklens
+from ranklens._arrays._convert import (
+    as_array,
+    as_int64,
+    float_matrix,
+    id_matrix,
+    is_torch_bf16,
+    matrix,
+    ragged,
+)
 from ranklens._checks import check_level, check_threads, positive_int
+from ranklens._evaluate import Results
 from ranklens._names import Metric, parse_metrics
 from ranklens._names._families import FAMILIES
-from ranklens._results import Results
 from ranklens.errors import RanklensInputError
-
-__all__ = ["evaluate_dense", "evaluate_flat", "evaluate_topk", "knn_recall"]
 
 TIES = ("first", "expected", "best", "worst")
 EMPTY = ("zero", "nan", "skip", "one")
-
-# Dtypes the core reads as they are.
-_NATIVE = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int8, np.uint8)}
 
 
 class RowIds(Sequence[str]):
     """The query ids of array rows, ``"0"``, ``"1"``, ...: a lazy list of strings.
 
-    Why: building 100k strings cost more than scoring the rows; these are made
-    only when read.  Compares equal to the list of the same strings.  ``rows``:
-    the row numbers as a ``range`` (no array made: ``np.arange`` of 100k rows
-    took 0.1 ms a call, its fresh pages written) or the ids as an integer array.
+    Why: building a string per row costs more than scoring the row; these are
+    made only when read.  Compares equal to the list of the same strings.
+    ``rows``: the row numbers as a ``range`` (no array made: ``np.arange`` writes
+    fresh pages on every call) or the ids as an integer array.
     """
 
     def __init__(self, rows: range | np.ndarray) -> None:
@@ -102,102 +67,6 @@ class RowIds(Sequence[str]):
 
     def __repr__(self) -> str:
         return f"RowIds({len(self)} rows)"
-
-
-def as_array(x: Any, name: str, *, bf16_bits: bool = False) -> np.ndarray:
-    """``x`` as a numpy array, without a copy where the source allows.  A torch
-    bfloat16 tensor (which numpy refuses through both protocols) is widened to
-    float32, or with ``bf16_bits`` returned as its bits (``uint16``, no copy)."""
-    if isinstance(x, np.ndarray):
-        return x
-    # A tensor that tracks gradients (a training loop's scores): its values,
-    # detached (no copy); DLPack and ``__array__`` refuse it as it is.
-    if getattr(x, "requires_grad", False) is True and callable(getattr(x, "detach", None)):
-        x = x.detach()
-    if is_torch_bf16(x):
-        bits = _torch_bf16_bits(x, name)
-        return bits if bf16_bits else _half_to_f32(bits, "bf16")
-    if hasattr(x, "__dlpack__"):
-        try:
-            return np.from_dlpack(x)
-        except (TypeError, RuntimeError, BufferError, ValueError):
-            pass  # e.g. bfloat16 or a tensor needing grad: __array__ below
-    try:
-        return np.asarray(x)
-    except (TypeError, ValueError, RuntimeError) as e:
-        raise RanklensInputError(f"{name} must be an array (numpy, torch, jax, ...): {e}") from e
-
-
-def is_torch_bf16(x: Any) -> bool:
-    """Whether ``x`` is a torch bfloat16 tensor (told by its dtype's name: torch is
-    not imported)."""
-    return str(getattr(x, "dtype", "")) == "torch.bfloat16"
-
-
-def _torch_bf16_bits(x: Any, name: str) -> np.ndarray:
-    """The bits of a torch bfloat16 tensor on the CPU as ``uint16``, without a copy:
-    the tensor reinterpreted as int16 (``x.view(torch.int16)``), exported through
-    DLPack.  torch is already loaded (``x`` is one of its tensors); it is looked up,
-    never imported."""
-    torch = sys.modules.get(type(x).__module__.split(".")[0])
-    int16 = getattr(torch, "int16", None)
-    if int16 is None:
-        raise RanklensInputError(f"{name}: a bfloat16 tensor of an unknown library")
-    try:
-        return np.from_dlpack(x.view(int16)).view(np.uint16)
-    except (TypeError, RuntimeError, BufferError, ValueError) as e:
-        raise RanklensInputError(
-            f"{name}: a bfloat16 tensor must be on the CPU and not need grad (.detach().cpu()): {e}"
-        ) from e
-
-
-def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.ndarray, str]:
-    """A 2-D array the core reads in place, and how to read ``uint16`` bits
-    (``"f16"``, ``"bf16"`` or ``""``).  ``bf16``: ``x`` holds bfloat16 bits
-    (``as_array(..., bf16_bits=True)`` of a torch bfloat16 tensor).  Copies only
-    what the docstring above says."""
-    bf16 = bf16 or is_torch_bf16(x)
-    a = as_array(x, name, bf16_bits=True)
-    if a.ndim != 2:
-        hint = (
-            f" (one query's candidates: {name}[None, :]; a flat tensor grouped by an"
-            " index: evaluate_flat)"
-            if a.ndim == 1
-            else ""
-        )
-        raise RanklensInputError(
-            f"{name} must be 2-D (rows x candidates), got shape {a.shape}{hint}"
-        )
-    half = ""
-    dt = a.dtype
-    if bf16 and dt == np.uint16:
-        half = "bf16"
-    elif dt == np.bool_:
-        a = a.view(np.uint8)
-    elif dt == np.float16:
-        a, half = a.view(np.uint16), "f16"
-    elif dt.name == "bfloat16":  # ml_dtypes (jax, torch via numpy)
-        a, half = a.view(np.uint16), "bf16"
-    elif dt not in _NATIVE:
-        if dt.kind not in "biuf":
-            raise RanklensInputError(f"{name} must hold numbers, got dtype {dt}")
-        a = a.astype(np.float64)
-    if labels and half:
-        a, half = _half_to_f64(a, half), ""
-    if any(s < 0 for s in a.strides) or any(s % a.itemsize for s in a.strides):
-        a = np.ascontiguousarray(a)
-    return a, half
-
-
-def _half_to_f64(bits: np.ndarray, half: str) -> np.ndarray:
-    return _half_to_f32(bits, half).astype(np.float64)
-
-
-def _half_to_f32(bits: np.ndarray, half: str) -> np.ndarray:
-    """float16 or bfloat16 bits widened to float32 (exact)."""
-    if half == "f16":
-        return bits.view(np.float16).astype(np.float32)
-    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def metrics_with_k(metrics: Any, k: int | None) -> list[Metric]:
@@ -272,10 +141,10 @@ def evaluate_dense(
     cutoff of each metric given without one that takes one (``["ndcg", "recall"],
     k=10`` is ``ndcg@10`` and ``recall@10``).  ``relevance_level``: a label >= it is
     relevant.  ``ties``, ``empty``, ``mask`` / ``lengths`` and the accepted dtypes:
-    see the module documentation (:mod:`ranklens._dense`).  ``threads``: worker
+    see the module documentation (:mod:`ranklens._arrays`).  ``threads``: worker
     threads (default: ``RANKLENS_NUM_THREADS``, else one per core); a call of at
     most 64 rows runs on the calling thread (one sample at a time costs no
-    thread hand-over: about 20 us a call of one row of 100).
+    thread hand-over, which would take longer than scoring the row).
 
     Returns :class:`~ranklens.Results` with query ids ``"0"`` .. ``"n-1"`` and
     ``res.values`` the ``rows x metrics`` array in row order.
@@ -352,7 +221,7 @@ def evaluate_flat(
             f"preds, target and indexes must have as many cells, got shapes {p.shape}, "
             f"{t.shape} and {ix.shape}"
         )
-    idx = np.ascontiguousarray(_int64(ix.reshape(-1), "indexes"))
+    idx = np.ascontiguousarray(as_int64(ix.reshape(-1), "indexes"))
     s, half = matrix(p.reshape(1, -1), "preds", labels=False, bf16=bf16[0])
     lab, _ = matrix(t.reshape(1, -1), "target", labels=True, bf16=bf16[1])
     values, empty_rows, keys = _ranklens.evaluate_flat(
@@ -403,9 +272,9 @@ def _topk(
     relevant_is: str,
 ) -> Results:
     ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty)
-    ids_a = _ids(ids, "ids")
+    ids_a = id_matrix(ids, "ids")
     rel = (
-        _ragged(relevant) if isinstance(relevant, (list, tuple)) else as_array(relevant, "relevant")
+        ragged(relevant) if isinstance(relevant, (list, tuple)) else as_array(relevant, "relevant")
     )
     if rel.ndim != 2:
         raise RanklensInputError(f"relevant must be 2-D, got shape {rel.shape}")
@@ -415,41 +284,10 @@ def _topk(
         rel_a, _ = matrix(rel, "relevant", labels=True)
         kind = "labels"
     else:
-        rel_a = _ids(rel, "relevant")
+        rel_a = id_matrix(rel, "relevant")
         kind = "ids"
     values, empty_rows = _ranklens.evaluate_topk(ids_a, rel_a, kind, specs, level, empty, nthreads)
     return _results(ms, values, empty_rows, empty, level)
-
-
-def _ragged(rows: Sequence[Sequence[int]]) -> np.ndarray:
-    """A list of id lists as a matrix padded with -1."""
-    width = max((len(r) for r in rows), default=0)
-    out = np.full((len(rows), width), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = r
-    return out
-
-
-def _ids(x: Any, name: str) -> np.ndarray:
-    """An id matrix as int64 (other integer dtypes are copied)."""
-    a = as_array(x, name)
-    if a.ndim != 2:
-        raise RanklensInputError(f"{name} must be 2-D (rows x ids), got shape {a.shape}")
-    a = _int64(a, name)
-    if any(s < 0 or s % 8 for s in a.strides):
-        a = np.ascontiguousarray(a)
-    return a
-
-
-def _int64(a: np.ndarray, name: str) -> np.ndarray:
-    """An integer array as int64 (other integer dtypes are copied)."""
-    if a.dtype.kind not in "iu":
-        raise RanklensInputError(f"{name} must hold integers, got dtype {a.dtype}")
-    if a.dtype == np.int64:
-        return a
-    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
-        raise RanklensInputError(f"{name}: values above 2**63 - 1 are not supported")
-    return a.astype(np.int64)
 
 
 def knn_recall(
@@ -476,20 +314,11 @@ def knn_recall(
     positive_int(k, "k")
     nthreads = check_threads(threads)
     if distances is None:
-        a, e = _ids(approx, "approx"), _ids(exact, "exact")
+        a, e = id_matrix(approx, "approx"), id_matrix(exact, "exact")
         return _ranklens.knn_recall(a, e, k, nthreads)
     if not isinstance(distances, tuple) or len(distances) != 2:
         raise RanklensInputError("distances must be a pair (approx_distances, exact_distances)")
-    ad, ed = (_floats(d, n) for d, n in zip(distances, ("approx distances", "exact distances")))
+    ad, ed = (
+        float_matrix(d, n) for d, n in zip(distances, ("approx distances", "exact distances"))
+    )
     return _ranklens.knn_recall_distances(ad, ed, k, float(epsilon), nthreads)
-
-
-def _floats(x: Any, name: str) -> np.ndarray:
-    a = as_array(x, name)
-    if a.ndim != 2 or a.dtype.kind not in "iuf":
-        raise RanklensInputError(f"{name} must be a 2-D array of numbers, got {a.dtype} {a.shape}")
-    if a.dtype != np.float64:
-        a = a.astype(np.float64)
-    if any(s < 0 or s % 8 for s in a.strides):
-        a = np.ascontiguousarray(a)
-    return a

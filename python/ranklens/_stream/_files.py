@@ -21,11 +21,11 @@ from ranklens._checks import (
     check_threads,
     check_ties,
     positive_int,
+    warn_unreached,
 )
 from ranklens._data import Qrels
-from ranklens._labels import warn_unreached
+from ranklens._evaluate import Results
 from ranklens._names import Metric, nan_misses, native_specs, parse_metrics
-from ranklens._results import Results
 from ranklens.errors import RanklensInputError
 
 __all__ = ["evaluate_files"]
