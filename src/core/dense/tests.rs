@@ -1,7 +1,14 @@
+use super::flat::flat_path;
+use super::group::group_sorted;
+use super::rows::dense_path;
+use super::ties::{count_ranks, rank_by_sorting};
 use super::*;
 use crate::core::encode::{Builder, Kind};
+use crate::core::error::Result;
 use crate::core::eval::{evaluate, Side};
+use crate::core::eval::{Options, Ties};
 use crate::core::metrics::testutil::FAMILIES;
+use crate::core::metrics::MetricSpec;
 use proptest::prelude::*;
 
 fn spec(name: &str, k: Option<usize>) -> MetricSpec {
