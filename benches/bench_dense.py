@@ -1,6 +1,6 @@
 """The array door against its anchors, same run: score matrices, flat tensors, ANN recall.
 
-Data (the issue's): ``--rows`` queries (100,000) x ``--cols`` candidates (100),
+Data: ``--rows`` queries (100,000) x ``--cols`` candidates (100),
 float32 scores uniform in [0, 1), 5% graded labels 1..3 (int64), metrics ndcg@10,
 map, mrr, recall@10 and P@10.  Every figure is the best of ``--repeat`` runs of the
 whole call from the numpy arrays, and every ratio is against an anchor timed in the

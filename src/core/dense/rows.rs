@@ -12,7 +12,7 @@ use crate::core::error::{Error, Result};
 use crate::core::metrics::{err, MetricSpec};
 
 /// Score every row of `scores` against the same row of `labels` on every
-/// metric (see the module doc for the semantics).
+/// metric (semantics: the [`dense`](super) module doc).
 pub fn evaluate_dense(
     scores: &Numbers<'_>,
     labels: &Numbers<'_>,

@@ -1347,7 +1347,7 @@ fn flat_shuffled_by_parts_equals_one_thread() {
     }
 }
 
-/// CPU time of the sparse path on the data (100k x 100 float32
+/// CPU time of the sparse path on the benchmark's data (100k x 100 float32
 /// scores, 5% int64 labels 1..3, five metrics) on one thread, with every
 /// instruction set the CPU runs: `cargo test --release --lib dense_timing --
 /// --ignored --nocapture` (no asserts on time).  `ROWS=1000` times the same
