@@ -1,6 +1,6 @@
 """The array door against its anchors, same run: score matrices, flat tensors, ANN recall.
 
-Data (the issue's): ``--rows`` queries (100,000) x ``--cols`` candidates (100),
+Data: ``--rows`` queries (100,000) x ``--cols`` candidates (100),
 float32 scores uniform in [0, 1), 5% graded labels 1..3 (int64), metrics ndcg@10,
 map, mrr, recall@10 and P@10.  Every figure is the best of ``--repeat`` runs of the
 whole call from the numpy arrays, and every ratio is against an anchor timed in the
@@ -136,9 +136,9 @@ def main() -> None:
         print(f"{name:<56} {fig}  {ratio}", flush=True)
 
     # The numpy pass and evaluate_dense timed in turn, call for call.  Why: on a
-    # shared VM the same call slows for seconds at a time (13 -> 21-25 ms for
-    # several calls in a row, in one process on the same buffers, 2026-11-27),
-    # so an anchor timed seconds before the call it divides moved the ratio.
+    # shared VM the same call slows for seconds at a time (several calls in a
+    # row, in one process on the same buffers), so an anchor timed seconds
+    # before the call it divides would move the ratio.
     t_pass, t1, tn = best_in_turn(
         [
             lambda: (scores.sum(), labels.sum()),
@@ -166,9 +166,9 @@ def main() -> None:
         add("  speed-up of evaluate_dense (5 metrics, 1 thread)", t_sk / t1)
         add(f"  speed-up of evaluate_dense (5 metrics, {a.threads} threads)", t_sk / tn)
     # The sorted flat cells and the dense path timed in turn, call for call: the
-    # ratio of two calls measured apart moved with what ran between them (after
+    # ratio of two calls measured apart moves with what ran between them (after
     # sklearn's seconds of allocations, the flat call's first writes of fresh
-    # pages: 1.4x alone, up to 2.5x measured after it).
+    # pages).
     idx = np.repeat(np.arange(a.rows, dtype=np.int64), a.cols)
     fs, fl = scores.ravel(), labels.ravel()
     t_fs, t_fd = best_in_turn(
@@ -193,7 +193,7 @@ def main() -> None:
             ranklens.knn_recall(approx, exact, k), knn_numpy_sort(approx, exact, k)
         )
         # The pass and knn_recall in turn, as the dense ones (calls of a few
-        # ms move by 2x between spells of the host's other work).
+        # ms move between spells of the host's other work).
         t_one, t_rl = best_in_turn(
             [
                 lambda k=k: (approx[:, :k] == exact[:, :k]).sum(),

@@ -1,4 +1,4 @@
-"""Reference for the dense path (``src/core/dense.rs``): score matrices row by row.
+"""Reference for the dense path (``src/core/dense/``): score matrices row by row.
 
 A row of ``scores`` and ``labels`` is read as one query of the id path: candidate
 ``j`` is the document named ``str(j)``, judged with label ``labels[i][j]`` (so every

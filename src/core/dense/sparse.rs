@@ -23,11 +23,11 @@
 //! in lower columns.  Tested bit for bit against the general path
 //! (`dense/tests.rs`, `tests/test_dense.py`).
 //!
-//! Cost on 100k x 100 float32, 5% labels, 5 metrics: the general path builds a
-//! 100-long ranked label vector, an ideal from a 100-long scan, and its map,
-//! recall and r_precision kernels rescan the row; here a row costs one scan of
-//! its labels (into bit masks of the positive ones), one NaN scan of its
-//! scores, and one branch-free count over the scores per positive label.
+//! Why it is faster: the general path builds a ranked label vector and an
+//! ideal from a scan of the whole row, and its map, recall and r_precision
+//! kernels rescan the row; here a row costs one scan of its labels (into bit
+//! masks of the positive ones), one NaN scan of its scores, and one
+//! branch-free count over the scores per positive label.
 //!
 //! Instruction sets: the row ([`row_in`]) is compiled twice, for the target's
 //! baseline (SSE2 on x86-64, what the wheels target; NEON on aarch64) and,
@@ -35,14 +35,13 @@
 //! has AVX2.  The same Rust code, so the same operations in the same order:
 //! integer counts and the metrics' scalar float arithmetic (Rust never fuses
 //! a multiply and an add unasked), the same values bit for bit.  AVX2 doubles
-//! the lanes of the label scan and the rank counts: 25.4 -> 19.1 ms CPU on
-//! 100k rows.  With AVX-512 (F, BW, DQ, VL) a third variant, its own code
-//! (`sparse/avx512.rs`), takes contiguous float32 score rows by blocks of
-//! [`BLOCK`] rows: 19.1 -> 15.3 ms.  The best set the CPU has is detected
-//! once per call; `RANKLENS_SIMD=avx2` caps it at AVX2, `portable` at the
-//! baseline, and the tests run every set the CPU has (`dense/tests.rs`,
-//! `tests/test_dense.py`).  Figures and what did not pay: the note at the top
-//! of `dense.rs`.
+//! the lanes of the label scan and the rank counts.  With AVX-512 (F, BW, DQ,
+//! VL) a third variant, its own code (`sparse/avx512`), takes contiguous
+//! float32 score rows by blocks of [`BLOCK`] rows.  The best set the CPU has
+//! is detected once per call; `RANKLENS_SIMD=avx2` caps it at AVX2,
+//! `portable` at the baseline, and the tests run every set the CPU has
+//! (`dense/tests.rs`, `tests/test_dense.py`).  Measured figures:
+//! `docs/design/perf/dense.md`.
 
 use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2, ROWS_AHEAD};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};
@@ -369,11 +368,7 @@ impl Layout<'_> {
     /// (`lengths=`, or a view of the first columns of wider rows): then the
     /// rows [`ROWS_AHEAD`] on are asked for ([`Layout::prefetch`]).  Why:
     /// there each row is a cache miss the hardware does not fetch ahead.
-    /// 100k rows of 100 (float32 scores, int64 labels, 5 metrics), one
-    /// thread, best of 15, alternated processes: `lengths=10` 17.0 -> 9.6
-    /// ms, the view `[:, :10]` 14.7 -> 9.3 (the same cells copied to
-    /// 10-wide arrays: 4.7); full rows take no prefetch and are unchanged;
-    /// 16 rows ahead instead of 8: the same.
+    /// Full rows take no prefetch (the hardware fetches them ahead itself).
     pub(super) fn gapped(&self, scores: &Numbers<'_>, labels: &Numbers<'_>) -> bool {
         match self {
             Layout::Matrix(Valid::Lengths(_)) => true,
@@ -602,7 +597,7 @@ fn row_in(
 /// `total_cmp` order: they are finite and positive, and equal ones have equal
 /// bits), into `ideal` (as long), each placed by the count of the larger
 /// labels and of the equal ones before it.  Why placed rather than sorted: a
-/// few elements, where the library sort's call cost a tenth of the row and an
+/// few elements, where the library sort's call outweighs the sort and an
 /// insertion sort's compares mispredict.
 #[inline(always)]
 pub(super) fn place_ideal(labels: &[f64], ideal: &mut [f64]) {
@@ -715,7 +710,7 @@ fn value(
                 Some(k) if k < ideal.len() => &ideal[..k],
                 _ => ideal,
             };
-            // A loop, not a fold: the fold was compiled out of line, called
+            // A loop, not a fold: a fold is compiled out of line, called
             // from the AVX-512 row with its vector registers saved around it.
             let mut idcg = 0.0;
             for (i, &g) in ideal.iter().enumerate() {

@@ -1,7 +1,14 @@
+use super::flat::flat_path;
+use super::group::group_sorted;
+use super::rows::dense_path;
+use super::ties::{count_ranks, rank_by_sorting};
 use super::*;
 use crate::core::encode::{Builder, Kind};
+use crate::core::error::Result;
 use crate::core::eval::{evaluate, Side};
+use crate::core::eval::{Options, Ties};
 use crate::core::metrics::testutil::FAMILIES;
+use crate::core::metrics::MetricSpec;
 use proptest::prelude::*;
 
 fn spec(name: &str, k: Option<usize>) -> MetricSpec {
@@ -1340,7 +1347,7 @@ fn flat_shuffled_by_parts_equals_one_thread() {
     }
 }
 
-/// CPU time of the sparse path on the data (100k x 100 float32
+/// CPU time of the sparse path on the benchmark's data (100k x 100 float32
 /// scores, 5% int64 labels 1..3, five metrics) on one thread, with every
 /// instruction set the CPU runs: `cargo test --release --lib dense_timing --
 /// --ignored --nocapture` (no asserts on time).  `ROWS=1000` times the same
