@@ -14,6 +14,7 @@ from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate
 from ranklens._names import needs_subtopics, parse_metrics
+from ranklens._report._inputs import run_names
 from ranklens._results import Results
 from ranklens._stream import _evaluate_files
 from ranklens.cli._options import add_metric_option
@@ -172,7 +173,7 @@ def main(argv: list[str]) -> int:
             # A diversity qrels file read as plain qrels fails on its repeated
             # (query, document) pairs: say which option reads it.
             raise type(e)(f"{e} (a diversity qrels file? pass --subtopics)") from None
-        results = []
+        tagged: list[tuple[str | None, Results]] = []
         miss = None if args.miss == "nan" else "k+1"
         for path in args.runs:
             if args.stream:
@@ -187,7 +188,7 @@ def main(argv: list[str]) -> int:
                     empty=args.empty,
                     miss=miss,
                 )
-                results.append((tag or path, res))
+                tagged.append((tag, res))
                 continue
             with reading(path, os.path.basename(path)):
                 run = Run.from_trec(path)
@@ -201,12 +202,15 @@ def main(argv: list[str]) -> int:
                 empty=args.empty,
                 miss=miss,
             )
-            results.append((run.name or path, res))
+            tagged.append((run.name, res))
     except RanklensInputError as e:
         print(f"ranklens: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"ranklens: {e}", file=sys.stderr)
         return 1
+    # Runs that share a tag (or have none) are named by file.
+    names = run_names(args.runs, [tag for tag, _ in tagged])
+    results = [(name, res) for name, (_, res) in zip(names, tagged)]
     sys.stdout.write(_render(results, args.per_query, args.format) + "\n")
     return 0
