@@ -73,6 +73,9 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
     kind = "grouped" if qrels.grouped else "subtopics" if qrels.has_subtopics else "plain"
     subtopics = qrels.subtopics() if kind != "plain" else {}
     groups_of = qrels.groups() if kind == "grouped" else {}
+    # Decoded once each (a lookup per query decodes its document ids again).
+    judgments = qrels.to_dict()
+    rankings = {name: runs[name].to_dict() for name in cmp.runs}
     doc_index: dict[str, int] = {}
 
     def doc(d: str) -> int:
@@ -83,13 +86,13 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
 
     queries = []
     for qid in cmp.query_ids:
-        judged = qrels[qid]
+        judged = judgments.get(qid, {})
         relevant = [d for d, label in judged.items() if label >= 0 and label >= level]
         per_run = []
         shown: set[str] = set()
         for name in cmp.runs:
             run = runs[name]
-            ranking = run.ranking(qid) if qid in run else []
+            ranking = list(rankings[name].get(qid, ()))
             ex = ranklens.explain(
                 qrels, run, qid, k=depth, metrics=metric_names, relevance_level=level
             )
