@@ -1,9 +1,9 @@
 """The HTML report at scale: its size, how long it takes to write, and how fast it
 opens and sorts in a headless Chromium.
 
-Synthetic data (seed 0): ``--queries`` queries, 3 runs of ``--docs`` documents each
-(scores drawn at random from a pool of 300 documents a query, 30 of them judged
-with labels 0-2), ``ndcg@10`` and ``map``, the report embedded to ``--depth``::
+Synthetic data (seed 0, ``make_data``): ``--queries`` queries, 3 runs of ``--docs``
+documents each from a pool of 300 documents a query (30 judged, labels 0-2),
+``ndcg@10`` and ``map``, the report embedded to ``--depth``::
 
     python benches/bench_report.py --queries 10000 --docs 100 --depth 20 --repeat 3
 
@@ -38,19 +38,26 @@ import ranklens
 
 
 def make_data(nq: int, nd: int) -> tuple[ranklens.Qrels, dict[str, ranklens.Run]]:
+    """Per query 30 of 300 documents judged (labels 0-2); each run ranks ``nd``
+    documents, judged ones drawn more often, a document's score noise plus the
+    run's skill times its label (run0 < run1 < run2 on average)."""
     rng = np.random.default_rng(0)
     pool = 300
+    skill = {"run0": 0.2, "run1": 0.35, "run2": 0.5}
     qrels = {}
-    runs: dict[str, dict[str, dict[str, float]]] = {f"run{k}": {} for k in range(3)}
+    runs: dict[str, dict[str, dict[str, float]]] = {name: {} for name in skill}
     for i in range(nq):
         q = f"q{i:05d}"
         judged = rng.choice(pool, 30, replace=False)
-        labels = rng.choice([0, 0, 1, 2], 30)
-        qrels[q] = {f"d{d}": int(v) for d, v in zip(judged.tolist(), labels.tolist())}
-        for name in runs:
-            docs = rng.choice(pool, nd, replace=False).tolist()
-            scores = rng.random(nd).round(4).tolist()
-            runs[name][q] = {f"d{d}": s for d, s in zip(docs, scores)}
+        labels = np.zeros(pool)
+        labels[judged] = rng.choice([0, 0, 1, 2], 30)
+        qrels[q] = {f"d{d}": int(labels[d]) for d in judged.tolist()}
+        weight = np.ones(pool)
+        weight[judged] = 4.0
+        for name, k in skill.items():
+            docs = rng.choice(pool, nd, replace=False, p=weight / weight.sum())
+            scores = (rng.random(nd) + k * labels[docs]).round(4)
+            runs[name][q] = {f"d{d}": float(x) for d, x in zip(docs.tolist(), scores.tolist())}
     return ranklens.Qrels(qrels), {n: ranklens.Run(r) for n, r in runs.items()}
 
 
@@ -96,6 +103,25 @@ def browser():
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
 
 
+def screenshot(report: str, png: str) -> None:
+    """The page with the first query of the table (the largest loss of A against B)
+    open, its rankings to depth 10."""
+    drv = browser()
+    try:
+        drv.set_window_size(1400, 2000)
+        drv.get("file://" + os.path.abspath(report))
+        for _ in range(600):
+            if drv.execute_script("return window.ranklensReady"):
+                break
+            time.sleep(0.1)
+        drv.execute_script(_OPEN_JS)
+        height = drv.execute_script("return document.documentElement.scrollHeight")
+        drv.set_window_size(1400, min(int(height) + 40, 4000))
+        drv.save_screenshot(png)
+    finally:
+        drv.quit()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", type=int, default=10_000)
@@ -103,6 +129,12 @@ def main() -> int:
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="keep the report here")
+    ap.add_argument(
+        "--screenshot",
+        default=None,
+        metavar="PNG",
+        help="save a screenshot of the report, the most degraded query open (docs/img/report.png)",
+    )
     args = ap.parse_args()
 
     qrels, runs = make_data(args.queries, args.docs)
@@ -143,6 +175,8 @@ def main() -> int:
     def show(name: str, xs: list[float]) -> None:
         print(f"{name:<20} best {min(xs):8.1f} ms   median {statistics.median(xs):8.1f} ms")
 
+    if args.screenshot:
+        screenshot(out, args.screenshot)
     print(f"Chromium {version} (headless), {args.repeat} fresh loads:")
     show("time to interactive", tti)
     show("sort (a column)", sort)
