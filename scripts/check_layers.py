@@ -28,8 +28,8 @@ PKG = ROOT / "python" / "ranklens"
 # Top to bottom; units in one layer may not import each other.
 LAYERS: list[list[str]] = [
     ["cli"],
-    ["_report"],
     ["compat", "plots", "testing", "__init__"],
+    ["_report"],
     ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score", "_prefs"],
     ["_distributed", "_evaluate", "_stream", "_relstring", "_dense"],

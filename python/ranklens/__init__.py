@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ranklens._gate import GateResult, gate
     from ranklens._prefs import JudgmentResults, Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
     from ranklens._relstring import relstring
+    from ranklens._report import report
     from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
     from ranklens._stream import evaluate_files
 

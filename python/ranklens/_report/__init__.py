@@ -27,9 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-import ranklens
+from ranklens._data import Run
 from ranklens._report._inputs import as_named_runs, read_qrels, run_names
 from ranklens._report._payload import payload
+from ranklens.compare import compare
+from ranklens.errors import RanklensInputError
 
 __all__ = ["report", "run_names"]
 
@@ -64,14 +66,14 @@ def report(
     Raises :class:`ranklens.RanklensInputError` on bad input.
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise ranklens.RanklensInputError(f"depth must be an int >= 1, got {depth!r}")
+        raise RanklensInputError(f"depth must be an int >= 1, got {depth!r}")
     q = read_qrels(qrels, subtopics)
     named = as_named_runs(runs)
     if comparison is None:
-        cmp = ranklens.compare(q, named, metrics, **compare_options)
+        cmp = compare(q, named, metrics, **compare_options)
     else:
         if compare_options:
-            raise ranklens.RanklensInputError(
+            raise RanklensInputError(
                 "give either a comparison or compare options, not both: "
                 + ", ".join(sorted(compare_options))
             )
@@ -80,12 +82,10 @@ def report(
     if len(values) != len(cmp.runs) or (
         isinstance(named, Mapping) and list(named) != list(cmp.runs)
     ):
-        raise ranklens.RanklensInputError(
+        raise RanklensInputError(
             f"the comparison is of runs {cmp.runs}; the report was given other runs"
         )
-    by_name = {
-        name: ranklens.Run(r) if isinstance(r, Mapping) else r for name, r in zip(cmp.runs, values)
-    }
+    by_name = {name: Run(r) if isinstance(r, Mapping) else r for name, r in zip(cmp.runs, values)}
     title = title or "ranklens report: " + " vs ".join(cmp.runs)
     text = page(payload(q, by_name, cmp, depth, title))
     if path is not None:

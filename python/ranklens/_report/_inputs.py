@@ -19,7 +19,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import ranklens
+from ranklens._data import Qrels, Run
+from ranklens.errors import RanklensInputError
 
 __all__ = ["as_named_runs", "read_qrels", "run_names"]
 
@@ -46,9 +47,9 @@ def _is_path(obj: Any) -> bool:
 def read_qrels(qrels: Any, subtopics: bool = False) -> Any:
     """A :class:`ranklens.Qrels` from a Qrels, a mapping or a file path."""
     if _is_path(qrels):
-        return ranklens.Qrels.from_trec(os.fspath(qrels), subtopics=subtopics)
+        return Qrels.from_trec(os.fspath(qrels), subtopics=subtopics)
     if isinstance(qrels, Mapping):
-        return ranklens.Qrels(qrels)
+        return Qrels(qrels)
     return qrels
 
 
@@ -60,25 +61,23 @@ def as_named_runs(runs: Any) -> dict[str, Any] | list[Any]:
         out = {}
         for name, run in runs.items():
             if _is_path(run):
-                run = ranklens.Run.from_trec(os.fspath(run))
+                run = Run.from_trec(os.fspath(run))
             elif isinstance(run, Mapping):
-                run = ranklens.Run(run)
+                run = Run(run)
             out[name] = run
         return out
-    if _is_path(runs) or isinstance(runs, ranklens.Run) or not isinstance(runs, Sequence):
-        raise ranklens.RanklensInputError(
+    if _is_path(runs) or isinstance(runs, Run) or not isinstance(runs, Sequence):
+        raise RanklensInputError(
             "runs must be several runs: a dict name -> run, or a list of named Runs or "
             f"run files; got {type(runs).__name__}"
         )
     items = list(runs)
     paths = [os.fspath(r) for r in items if _is_path(r)]
     if paths and len(paths) != len(items):
-        raise ranklens.RanklensInputError(
-            "a list of runs holds either run files or ranklens.Run objects, not both"
-        )
+        raise RanklensInputError("a list of runs holds either run files or Run objects, not both")
     if not paths:
         return items
     if len(set(paths)) != len(paths):
-        raise ranklens.RanklensInputError("a run file is given twice")
-    read = [ranklens.Run.from_trec(p) for p in paths]
+        raise RanklensInputError("a run file is given twice")
+    read = [Run.from_trec(p) for p in paths]
     return dict(zip(run_names(paths, [r.name for r in read]), read))

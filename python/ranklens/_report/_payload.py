@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ranklens
+from ranklens._explain import explain
+from ranklens._ranklens import __version__
 
 __all__ = ["payload"]
 
@@ -93,9 +94,7 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
         for name in cmp.runs:
             run = runs[name]
             ranking = list(rankings[name].get(qid, ()))
-            ex = ranklens.explain(
-                qrels, run, qid, k=depth, metrics=metric_names, relevance_level=level
-            )
+            ex = explain(qrels, run, qid, k=depth, metrics=metric_names, relevance_level=level)
             flat: list[Any] = []
             for row in ex.ranked:
                 shown.add(row["doc"])
@@ -127,7 +126,7 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
 
     return {
         "title": title,
-        "version": ranklens.__version__,
+        "version": __version__,
         "settings": _settings(cmp),
         "qrels": kind,
         "level": level,
