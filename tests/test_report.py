@@ -407,3 +407,66 @@ def test_in_a_browser(case, tmp_path):
         drv.quit()
     if os.environ.get("RANKLENS_REPORT_SCREENSHOT"):  # where to keep a copy
         shutil.copy(tmp_path / "report.png", os.environ["RANKLENS_REPORT_SCREENSHOT"])
+
+
+def test_groups_in_a_browser(tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    qrels = ranklens.Qrels.from_groups({"q1": [["a1", "a2"], ["b1"], ["c1", "c2"]]})
+    runs = {"x": {"q1": ["a2", "a1", "n"]}, "y": {"q1": ["b1", "n"]}}
+    path = tmp_path / "groups.html"
+    ranklens.report(qrels, runs, ["recall@10"], path)
+    drv = _browser()
+    try:
+        drv.get(path.as_uri())
+        wait = WebDriverWait(drv, 30)
+        wait.until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        drv.find_element(By.CSS_SELECTOR, '#queries tbody tr[data-q="q1"]').click()
+        col = drv.find_element(By.CSS_SELECTOR, '#detail .ranking[data-run="x"]')
+        heads = [th.text for th in col.find_elements(By.CSS_SELECTOR, "thead th")]
+        assert heads[-1] == "group"
+        rows = [
+            [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in col.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
+        assert [(r[1], r[-1]) for r in rows] == [("a2", "group 0"), ("a1", "group 0"), ("n", "")]
+        missed = col.find_element(By.CSS_SELECTOR, ".missed").text
+        assert "b1 (group 1)" in missed and "c1 (group 2)" in missed
+    finally:
+        drv.quit()
+
+
+def test_pages_of_the_query_table_in_a_browser(tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rng = random.Random(3)
+    qrels = {f"q{i:03d}": {f"d{j}": rng.choice([0, 1, 2]) for j in range(8)} for i in range(250)}
+    runs = {name: {q: {f"d{j}": rng.random() for j in range(10)} for q in qrels} for name in "ab"}
+    path = tmp_path / "pages.html"
+    ranklens.report(qrels, runs, ["ndcg@5"], path)
+    cmp = ranklens.compare(qrels, runs, ["ndcg@5"])
+    diff = cmp.scores["a"][:, 0] - cmp.scores["b"][:, 0]
+    expected = [cmp.query_ids[i] for i in sorted(range(250), key=lambda i: (diff[i], i))]
+    drv = _browser()
+    try:
+        drv.get(path.as_uri())
+        WebDriverWait(drv, 30).until(
+            lambda d: d.execute_script("return document.documentElement.dataset.ready")
+        )
+
+        def shown() -> list[str]:
+            return drv.execute_script(
+                "return Array.from(document.querySelectorAll('#queries tbody tr'),"
+                " tr => tr.dataset.q)"
+            )
+
+        assert shown() == expected[:100]
+        drv.find_element(By.ID, "next").click()
+        drv.find_element(By.ID, "next").click()
+        assert shown() == expected[200:]
+        assert drv.find_element(By.ID, "page").text == "page 3 of 3"
+        assert not drv.find_element(By.ID, "next").is_enabled()
+    finally:
+        drv.quit()
