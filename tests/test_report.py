@@ -128,12 +128,14 @@ def test_every_input_form_gives_the_same_report(case, tmp_path):
 
 def test_the_file_is_self_contained(case):
     qrels, run, other, _ = case
-    text = ranklens.report(qrels, {"a": run, "b": other}, ["map"], title="a </script> <b>")
+    text = ranklens.report(
+        qrels, {"a": run, "b": other}, ["map"], title="a </script> <b> @@RANKLENS_DATA@@"
+    )
     assert not re.search(r"\b(src|href)\s*=", text)
     assert "@import" not in text and "url(" not in text
     assert set(re.findall(r"https?://[^\s\"'`]+", text)) <= {"http://www.w3.org/2000/svg"}
     assert text.count("</script>") == 2  # the data and the script; the title is escaped
-    assert data_of(text)["title"] == "a </script> <b>"
+    assert data_of(text)["title"] == "a </script> <b> @@RANKLENS_DATA@@"
 
 
 def test_bad_arguments_are_input_errors(case):

@@ -104,11 +104,12 @@ def page(data: dict[str, Any]) -> str:
     # Inside <script>, only "</" (and "<!--") could end or confuse the element:
     # "<" written as a JSON escape never does.
     raw = raw.replace("<", "\\u003c")
-    text = (
-        _asset("template.html")
-        .replace("@@TITLE@@", html.escape(data["title"]))
-        .replace("/*@@CSS@@*/", _asset("report.css"))
-        .replace("/*@@JS@@*/", _asset("report.js"))
-    )
-    head, tail = text.split(_DATA_MARK)
+    head, tail = _asset("template.html").split(_DATA_MARK)
+
+    def fill(part: str) -> str:
+        part = part.replace("/*@@CSS@@*/", _asset("report.css"))
+        part = part.replace("/*@@JS@@*/", _asset("report.js"))
+        return part.replace("@@TITLE@@", html.escape(data["title"]))
+
+    head, tail = fill(head), fill(tail)
     return head + raw + tail

@@ -63,7 +63,8 @@ class Comparison:
     * ``test``, ``correction``, ``correction_scope``, ``alpha``, ``baseline``,
       ``n_resamples``, ``seed``, ``confidence`` – the settings used.
     * ``to_pandas()``, ``to_markdown()``, ``to_latex()``, ``to_html()``,
-      ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table.
+      ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table;
+      ``to_report(path, qrels, runs)`` the HTML report, query by query.
     """
 
     def __init__(
