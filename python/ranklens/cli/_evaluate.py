@@ -1,4 +1,8 @@
-"""``ranklens QRELS RUN [RUN ...]``: TREC files in, a table out."""
+"""``ranklens QRELS RUN [RUN ...]``: TREC files in, a table out.
+
+A run's rows are named by its run tag; runs that share a tag (or have none) by
+their file (``ranklens._report._inputs.run_names``, the report's rule too).
+"""
 
 from __future__ import annotations
 
