@@ -29,6 +29,7 @@ PKG = ROOT / "python" / "ranklens"
 LAYERS: list[list[str]] = [
     ["cli"],
     ["compat", "plots", "testing", "__init__"],
+    ["_report"],
     ["_gate"],
     ["dask", "spark", "compare", "_explain", "_score", "_prefs"],
     ["_distributed", "_stream", "_arrays"],

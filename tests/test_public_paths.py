@@ -50,6 +50,7 @@ PUBLIC = {
         "parse_metrics",
         "read_qrels_jg",
         "relstring",
+        "report",
         "score",
         "score_batch",
         "score_frame",
@@ -165,6 +166,7 @@ def test_import_loads_no_format_reader_command_or_lazy_module():
     loaded = set(out.stdout.split())
     lazy = {"ranklens._arrays", "ranklens._explain", "ranklens._gate", "ranklens._score"}
     lazy |= {"ranklens._stream", "ranklens.cli", "ranklens._prefs", "ranklens._distributed"}
+    lazy |= {"ranklens._report"}
     lazy |= {f"ranklens._io.{m}" for m in ("_arrow", "_frames", "_json", "_records")}
     assert loaded & lazy == set()
 

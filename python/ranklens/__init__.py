@@ -33,6 +33,7 @@ _LAZY = {
     "GateResult": "ranklens._gate",
     "gate": "ranklens._gate",
     "relstring": "ranklens._explain",
+    "report": "ranklens._report",
     "Scorer": "ranklens._score",
     "score": "ranklens._score",
     "score_batch": "ranklens._score",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ranklens._explain import Explanation, explain, relstring
     from ranklens._gate import GateResult, gate
     from ranklens._prefs import JudgmentResults, Prefs, evaluate_jg, evaluate_prefs, read_qrels_jg
+    from ranklens._report import report
     from ranklens._score import Scorer, score, score_batch, score_frame, score_labels
     from ranklens._stream import evaluate_files
 
@@ -103,6 +105,7 @@ __all__ = [
     "parse_metrics",
     "read_qrels_jg",
     "relstring",
+    "report",
     "score",
     "score_batch",
     "score_frame",

@@ -4,6 +4,8 @@
              [--ties trec|input|expected] [--empty zero|nan|skip] [--miss k+1|nan] [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
     ranklens gate QRELS BASELINE CANDIDATE -m ndcg@10 --max-drop ndcg@10=0.01 [--mode strict]
+             [--html report.html]
+    ranklens report QRELS RUN1 RUN2 ... -m ndcg@10 -m map -o report.html [--depth 20]
     ranklens trec_eval [-q] [-c] [-m measure[.params]] ... QRELS RUN   (trec_eval 10.0's output)
 
 A progress bar is shown on stderr while a large file loads, when stderr is a
@@ -30,6 +32,7 @@ __all__ = ["main", "trec_eval_main"]
 _SUBCOMMANDS = {
     "compare": "ranklens.cli._compare",
     "gate": "ranklens.cli._gate",
+    "report": "ranklens.cli._report",
     "trec_eval": "ranklens.cli._trec_eval",
 }
 

@@ -1,4 +1,8 @@
-"""``ranklens QRELS RUN [RUN ...]``: TREC files in, a table out."""
+"""``ranklens QRELS RUN [RUN ...]``: TREC files in, a table out.
+
+A run's rows are named by its run tag; runs that share a tag (or have none) by
+their file (``ranklens._report._inputs.run_names``, the report's rule too).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from ranklens._checks import check_threads, level_text, positive_int
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import Results, evaluate
 from ranklens._names import needs_subtopics, parse_metrics
+from ranklens._report._inputs import run_names
 from ranklens._stream import _evaluate_files
 from ranklens.cli._options import add_metric_option
 from ranklens.cli._progress import reading
@@ -171,7 +176,7 @@ def main(argv: list[str]) -> int:
             # A diversity qrels file read as plain qrels fails on its repeated
             # (query, document) pairs: say which option reads it.
             raise type(e)(f"{e} (a diversity qrels file? pass --subtopics)") from None
-        results = []
+        tagged: list[tuple[str | None, Results]] = []
         miss = None if args.miss == "nan" else "k+1"
         for path in args.runs:
             if args.stream:
@@ -186,7 +191,7 @@ def main(argv: list[str]) -> int:
                     empty=args.empty,
                     miss=miss,
                 )
-                results.append((tag or path, res))
+                tagged.append((tag, res))
                 continue
             with reading(path, os.path.basename(path)):
                 run = Run.from_trec(path)
@@ -200,12 +205,15 @@ def main(argv: list[str]) -> int:
                 empty=args.empty,
                 miss=miss,
             )
-            results.append((run.name or path, res))
+            tagged.append((run.name, res))
     except RanklensInputError as e:
         print(f"ranklens: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"ranklens: {e}", file=sys.stderr)
         return 1
+    # Runs that share a tag (or have none) are named by file.
+    names = run_names(args.runs, [tag for tag, _ in tagged])
+    results = [(name, res) for name, (_, res) in zip(names, tagged)]
     sys.stdout.write(_render(results, args.per_query, args.format) + "\n")
     return 0

@@ -4,7 +4,8 @@
         [--max-drop recall@20=0.02] [--max-drop 0.01]
         [--mode strict|lenient] [--test t|randomization|bootstrap]
         [--correction holm|bonferroni|none] [--alpha 0.05] [--top 10] [--cutoff K]
-        [--format text|markdown|json] [--summary PATH] [--config PYPROJECT | --no-config]
+        [--format text|markdown|json] [--summary PATH] [--html PATH]
+        [--config PYPROJECT | --no-config]
 
 Settings not given come from ``[tool.ranklens.gate]`` in the nearest
 ``pyproject.toml`` (see ``ranklens._gate._config``), then from the defaults of
@@ -12,7 +13,10 @@ Settings not given come from ``[tool.ranklens.gate]`` in the nearest
 fixes the order); ``--max-drop DROP`` is the budget of every ``-m`` metric that
 has none of its own.  When ``-m`` or ``--max-drop METRIC=...`` is given, they
 name the metrics; otherwise the configuration does.  ``--summary PATH`` also
-appends the Markdown report to PATH (e.g. ``"$GITHUB_STEP_SUMMARY"``).
+appends the Markdown report to PATH (e.g. ``"$GITHUB_STEP_SUMMARY"``);
+``--html PATH`` writes the HTML report of the two runs (``ranklens report``:
+candidate against baseline, with :func:`ranklens.compare`'s two-sided test of
+the same family) for a CI artifact.
 
 Exit status: 0 every metric passed, 1 a budget failed, 2 usage error (options,
 configuration), 3 bad input (one line on stderr naming the file and line).
@@ -105,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         default=None,
         help="also append the Markdown report to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="PATH",
+        default=None,
+        help="also write the HTML report of the two runs to PATH (a CI artifact)",
     )
     cfg = p.add_mutually_exclusive_group()
     cfg.add_argument("--config", metavar="PYPROJECT", default=None)
@@ -202,6 +212,40 @@ def _names(baseline: str, candidate: str) -> tuple[str, str]:
     return (baseline, candidate) if baseline != candidate else ("baseline", "candidate")
 
 
+# The gate's tests under compare's names (the report's summary is compare's).
+_COMPARE_TEST = {"t": "student", "randomization": "fisher", "bootstrap": "bootstrap"}
+
+
+def _write_html(
+    path: str,
+    qrels: Any,
+    baseline: Any,
+    candidate: Any,
+    metrics: list[str],
+    settings: dict[str, Any],
+    args: argparse.Namespace,
+) -> None:
+    """The HTML report of candidate against baseline (``ranklens report``'s)."""
+    from ranklens._report import report
+
+    base_name, cand_name = _names(args.baseline, args.candidate)
+    report(
+        qrels,
+        {cand_name: candidate, base_name: baseline},
+        metrics,
+        path,
+        title=f"ranklens gate: {cand_name} against {base_name}",
+        baseline=base_name,
+        test=_COMPARE_TEST[settings["test"]],
+        correction=settings["correction"],
+        alpha=settings["alpha"],
+        n_resamples=settings["n_resamples"],
+        seed=settings["seed"],
+        relevance_level=settings["relevance_level"],
+        threads=args.threads,
+    )
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     try:
@@ -255,6 +299,8 @@ def main(argv: list[str]) -> int:
         if args.summary:
             with open(args.summary, "a", encoding="utf-8") as f:
                 f.write(result.to_markdown() + "\n")
+        if args.html:
+            _write_html(args.html, qrels, baseline, candidate, metrics, settings, args)
     except ConfigError as e:
         print(f"{_PROG}: error: {_one_line(e)}", file=sys.stderr)
         return USAGE

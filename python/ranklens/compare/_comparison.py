@@ -10,8 +10,10 @@ letters of the runs a run is significantly better than.
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import math
+import os
 import string
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -61,7 +63,8 @@ class Comparison:
     * ``test``, ``correction``, ``correction_scope``, ``alpha``, ``baseline``,
       ``n_resamples``, ``seed``, ``confidence`` – the settings used.
     * ``to_pandas()``, ``to_markdown()``, ``to_latex()``, ``to_html()``,
-      ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table.
+      ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table;
+      ``to_report(path, qrels, runs)`` the HTML report, query by query.
     """
 
     def __init__(
@@ -165,6 +168,23 @@ class Comparison:
 
     def to_html(self, digits: int = 4) -> str:
         return to_html(self, digits)
+
+    def to_report(
+        self,
+        path: str | os.PathLike[str] | None,
+        qrels: Any,
+        runs: Any,
+        *,
+        depth: int = 20,
+        title: str | None = None,
+    ) -> str:
+        """The HTML report of this comparison (see :func:`ranklens.report`):
+        ``qrels`` and ``runs`` are those it compared (their rankings are shown);
+        written to ``path`` unless ``None``; its text returned."""
+        # The report sits above this module (it calls compare and explain): looked
+        # up by name when called, as the package's lazy names are.
+        report = importlib.import_module("ranklens._report").report
+        return str(report(qrels, runs, path=path, depth=depth, title=title, comparison=self))
 
     def __str__(self) -> str:
         return to_text(self)
