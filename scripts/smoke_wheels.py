@@ -7,9 +7,12 @@ For each interpreter: a new venv, ``pip install WHEEL`` (numpy comes from the
 package index), then, from a directory outside the source tree, the README's quick
 start on the bundled example files (trec_eval says map 0.1785, P_5 0.2667), the five
 headline metrics on both backends (the Rust one must equal the pure-Python reference
-to 1e-12 on every query), the per-sample Scorer, and both console scripts.  Before
-that, the wheel's file list must hold the native module, its ``.pyi``, ``py.typed`` and
-the license.
+to 1e-12 on every query), the per-sample Scorer, and both console scripts; then, with
+``pytest`` and ``hypothesis`` installed from the package index, the tests of the object
+reads (``LAYOUT_TESTS``: ``src/bindings/layout/`` reads CPython internals through one
+table per version, so each version it has a table for must pass them).  Before that,
+the wheel's file list must hold the native module, its ``.pyi``, ``py.typed`` and the
+license.
 
 Interpreters are looked for under ``$PYENV_ROOT/versions`` (default ``~/.pyenv``) and
 as ``python3.X`` on PATH.  A missing version is skipped with a message; finding none
@@ -71,6 +74,11 @@ print(f"ok: ranklens {ranklens.__version__} on Python {sys.version.split()[0]}: 
       f"quick start, 5 metrics x {len(rust.query_ids)} queries equal to the reference "
       f"(max diff {worst:g}), the Scorer, both scripts")
 """
+
+# Run in each venv from a copy outside the source tree (with the helper they import).
+LAYOUT_TESTS = ["test_layout.py", "test_nested_dict.py"]
+TEST_HELPERS = ["_child.py"]
+TEST_DEPS = ["pytest>=7", "hypothesis>=6.80"]
 
 REQUIRED_IN_WHEEL = ["ranklens/py.typed", "ranklens/_ranklens.pyi", "ranklens/__init__.py"]
 
@@ -135,7 +143,47 @@ def smoke(python: Path, wheel: Path, work: Path) -> tuple[bool, str]:
         capture_output=True,
         text=True,
     )
-    return run.returncode == 0, (run.stdout + run.stderr).strip()
+    if run.returncode != 0:
+        return False, (run.stdout + run.stderr).strip()
+    ok, out = layout_tests(vpy, env, work / f"tests-{python.name}")
+    return ok, (run.stdout + run.stderr).strip() + "\n" + out
+
+
+def layout_tests(vpy: Path, env: dict[str, str], where: Path) -> tuple[bool, str]:
+    """``LAYOUT_TESTS`` in the venv of ``vpy``, from a copy in ``where``."""
+    pip = subprocess.run(
+        [str(vpy), "-m", "pip", "install", "-q", "--disable-pip-version-check", *TEST_DEPS],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if pip.returncode != 0:
+        return False, "pip install of the test dependencies failed:\n" + pip.stdout + pip.stderr
+    where.mkdir()
+    for name in LAYOUT_TESTS + TEST_HELPERS:
+        shutil.copy(ROOT / "tests" / name, where / name)
+    run = subprocess.run(
+        [
+            str(vpy),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(where),
+            *LAYOUT_TESTS,
+        ],
+        env=env,
+        cwd=where,
+        capture_output=True,
+        text=True,
+    )
+    lines = (run.stdout + run.stderr).strip().splitlines()
+    summary = lines[-1] if lines else ""
+    if run.returncode != 0:
+        return False, "\n".join(lines)
+    return True, f"layout tests ({', '.join(LAYOUT_TESTS)}): {summary}"
 
 
 def main(argv: list[str]) -> int:

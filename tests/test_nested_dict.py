@@ -1,9 +1,9 @@
 """The pytrec_eval drop-in's result builder (``_ranklens.nested_dict``) against a
 plain-Python reference, ``{row: dict(zip(columns, values))}``.
 
-Where the dict layout is known (``src/bindings/layout.rs``) the builder copies dicts
-and stores values and row dicts by position in the copies' entry tables; ``like`` (the
-run dict) is copied as the outer dict when its keys are the rows in order.  The
+The builder copies each row's dict from the previous row's and sets the values that
+changed; ``like`` (the run dict) is copied as the outer dict when its keys are the
+rows in order (checked through ``src/bindings/layout/``'s dict walk).  The
 result must be a plain dict of plain dicts equal to the reference in keys, key order
 and value bits, independent of ``like`` and of every other row, and must behave as
 any dict afterwards (mutation, deletion, growth, ``json``, ``pickle``, ``copy``,

@@ -3,40 +3,26 @@
 //!
 //! ## The drop-in's result dicts (`nested_dict`)
 //!
-//! `{query: {measure: value}}` is a plain dict of plain dicts, built so:
-//! each row's dict is a copy of the previous row's (`PyDict_Copy` of a
-//! compact dict copies its table in one block on 3.11+, and needs no growth
-//! on the way to ~35 keys), whose values are replaced by position in the
-//! copy's entry table (`layout::dict_entries`, the entry's key checked
-//! first); the outer dict is a copy of the run dict when every run query is
-//! scored (its keys are the rows, in order), its values replaced the same
-//! way.  Why: `PyDict_SetItem` on the copies spent most of its time in the
-//! key lookup (~26% of the samples), and the outer dict's inserts at 100k
-//! queries missed the cache two or three times each (~12%).  A value with
-//! the bits of the previous row's in its column keeps the previous row's
-//! `float` (the copy holds it); others come from [`Floats`], a few floats a
-//! column by value (floats are immutable, so equal values of a column may
-//! be one object): MTEB's 35 measures on `benches/bench_compat.py`'s 100k x
-//! 100 data hold ~3.5M values of which ~65% repeat one of their column's
-//! last 16 (P@1, success@k and recall@k take few values), and every float
-//! not made is one not freed with the previous result either.
+//! `{query: {measure: value}}` is a plain dict of plain dicts, built through
+//! the C API only (`PyDict_Copy`, `PyDict_SetItem`), so: each row's dict is
+//! a copy of the previous row's (`PyDict_Copy` of a compact dict copies its
+//! table in one block on 3.11+, and needs no growth on the way to ~35 keys),
+//! in which only the values that differ from the previous row's are set;
+//! the outer dict is a copy of the run dict when its keys are the rows in
+//! order (every run query scored: checked key by key on the copy), its
+//! values then set in place.  A value with the bits of the previous row's in
+//! its column keeps the previous row's `float` (the copy holds it); others
+//! come from [`Floats`], a few floats a column by value (floats are
+//! immutable, so equal values of a column may be one object): many measures
+//! take few values (P@1, success@k, recall@k), and every float not made is
+//! one not freed with the previous result either.
 //!
-//! Measured (CPython 3.11, the LTO build for the stable ABI, CPU time, best
-//! of 5, load average ~4, 2026-11-27, the drop-in's `_results` on the
-//! bench's 100k x 100 data; "free": dropping the previous result, which the
-//! bench's timed call also pays): MTEB's set 231-250 ms at d9ba476, 170-184
-//! with positions only (61391c6), 81-90 with [`Floats`] and the array left
-//! uncopied when its columns are in key order (9cae8ce); free 56-62 -> 39
-//! ms.  The 5 set: 67-75 -> 55-58 -> 38-45 ms; free 22-25 -> 12-18 ms.
-//! `nested_dict` alone, 100k rows of random values (no value repeats), best
-//! of 10, load ~6: 35 columns 197-215 -> 141-147 ms, 5 columns 51-57 -> 33
-//! ms.  The whole drop-in call (construct + evaluate, best of 7, three
-//! alternating runs against d9ba476, load ~2.5): the 5 set 0.646-0.737 ->
-//! 0.568-0.651 s, MTEB's 0.831-0.923 -> 0.656-0.731 s.  What is left is
-//! allocation: the kernel's page faults on fresh memory (~30% of the
-//! samples: the keys tables of 35 entries, 768 bytes each, come from
-//! `malloc`, and freed arenas go back to the system), the floats' allocation
-//! and release, `clone_combined_dict_keys`.
+//! Rejected: storing values by position in the copies' entry tables (read
+//! through the dict layout): a write into CPython's internals (reference
+//! counts, version tags, GC tracking) for a gain too small to carry that
+//! risk; `dict(zip(keys, row))` over `tolist()` rows in Python: twice as
+//! slow (intermediate lists and tuples).  Figures:
+//! `docs/design/perf/layout.md`.
 
 use super::interruptible;
 use super::{non_contiguous, to_py, SideArrays};
@@ -177,7 +163,7 @@ pub(super) fn evaluate<'py>(
 /// as long for ~100 measures a query (no intermediate lists, no tuples).
 /// `like`: a dict whose keys may be `rows` in order (the run dict, when every
 /// run query is scored); the outer dict is then a copy of it whose values are
-/// replaced (see [`Slots`]), else the rows are inserted one by one.
+/// replaced, else the rows are inserted one by one.
 #[pyfunction]
 #[pyo3(signature = (rows, columns, values, like = None))]
 pub(super) fn nested_dict<'py>(
@@ -196,101 +182,74 @@ pub(super) fn nested_dict<'py>(
         )));
     }
     let flat = values.as_slice().map_err(non_contiguous)?;
-    let plain = |keys: &[Bound<'py, PyAny>]| {
-        // SAFETY: live objects; a type pointer check.
-        keys.iter()
-            .all(|k| unsafe { ffi::PyUnicode_CheckExact(k.as_ptr()) != 0 })
-    };
-    let (out, slots) = match like {
-        // Not copied where the entries cannot be read (the copy would be
-        // dropped).
-        Some(like) if super::layout::dict_reads() && like.len() == rows.len() && plain(&rows) => {
+    // SAFETY: live objects; a type pointer check.
+    let plain = rows
+        .iter()
+        .all(|k| unsafe { ffi::PyUnicode_CheckExact(k.as_ptr()) != 0 });
+    let out = match like {
+        // The copy's keys are the rows in order: each row's value replaced
+        // in place (no growth, keys already hashed and placed).
+        Some(like) if plain && like.len() == rows.len() => {
             let out = like.copy()?;
-            match Slots::of(&out, &rows) {
-                Some(slots) => (out, Some(slots)),
-                None => (PyDict::new(py), None),
+            if same_keys(&out, &rows) {
+                out
+            } else {
+                PyDict::new(py)
             }
         }
-        _ => (PyDict::new(py), None),
-    };
-    // The outer dict's entry `i` gets row `i`'s dict: by position in the
-    // copy of `like`, else by insertion.
-    let put = |i: usize, row: &Bound<'py, PyAny>, inner: Bound<'py, PyDict>| match slots
-        .as_ref()
-        .and_then(|s| s.value(&out, i, row))
-    {
-        // SAFETY: the value of the entry whose key is `row` (checked just
-        // now; nothing ran since): the copy's reference to the old value is
-        // dropped, the new dict's handed to `out`.
-        Some(at) => {
-            unsafe { ffi::Py_DecRef(std::mem::replace(&mut *at, inner.into_ptr())) };
-            Ok(())
-        }
-        None => out.set_item(row, inner),
+        _ => PyDict::new(py),
     };
     if columns.is_empty() {
-        for (i, row) in rows.iter().enumerate() {
-            put(i, row, PyDict::new(py))?;
+        for row in &rows {
+            out.set_item(row, PyDict::new(py))?;
         }
         return Ok(out);
     }
     // Each row's dict starts as a copy of the previous one (same keys, same
-    // order), whose values are then replaced: no table growth and rehashing
-    // on the way to ~100 keys (~30% faster than inserting into a new dict).
-    // Where the dict layout is known (`layout::dict_entries`) a value is
-    // stored at its entry, found by position, not by a key lookup.
+    // order), whose changed values are then replaced: no table growth and
+    // rehashing on the way to ~100 keys.
     let ncols = columns.len();
-    let exact = plain(&columns);
     let mut prev: Option<Bound<'py, PyDict>> = None;
     let mut prev_vals: &[f64] = &[];
     let mut floats = Floats::new(ncols);
-    for (i, (row, vals)) in rows.iter().zip(flat.chunks_exact(ncols)).enumerate() {
-        let Some(p) = &prev else {
-            let inner = PyDict::new(py);
-            for (j, (key, &v)) in columns.iter().zip(vals).enumerate() {
-                inner.set_item(key, floats.get(py, j, v))?;
-            }
-            put(i, row, inner.clone())?;
-            prev = Some(inner);
-            prev_vals = vals;
-            continue;
-        };
-        let inner = p.copy()?;
-        // SAFETY: the GIL is held and `inner` is a live exact dict that no
-        // other code has seen; no Python code runs until the loop below is
-        // done (new floats, reference counts of floats), unless a key's
-        // `__eq__` does (a column key that is not an exact `str`: then the
-        // entries are not read).
-        let mut entries = unsafe { super::layout::dict_entries(inner.as_ptr()) }
-            .filter(|&(_, _, n)| n == ncols && exact);
-        for (j, ((key, &v), &was)) in columns.iter().zip(vals).zip(prev_vals).enumerate() {
-            if v.to_bits() == was.to_bits() {
-                continue; // the copy holds the previous row's float
-            }
-            let value = floats.get(py, j, v);
-            // SAFETY: as above; `j < n`, the entry count.
-            let slot = entries.and_then(|(first, stride, _)| unsafe {
-                let at = first.add(j * stride);
-                (*at == key.as_ptr()).then(|| at.add(1))
-            });
-            match slot {
-                // SAFETY: the entry of this column's key (checked above);
-                // the copy's reference to the old value is dropped, the new
-                // float's handed to the dict.
-                Some(at) => unsafe {
-                    ffi::Py_DecRef(std::mem::replace(&mut *at, value.into_ptr()))
-                },
-                None => {
-                    entries = None;
-                    inner.set_item(key, value)?;
+    for (row, vals) in rows.iter().zip(flat.chunks_exact(ncols)) {
+        let inner = match &prev {
+            None => {
+                let inner = PyDict::new(py);
+                for (j, (key, &v)) in columns.iter().zip(vals).enumerate() {
+                    inner.set_item(key, floats.get(py, j, v))?;
                 }
+                inner
             }
-        }
-        put(i, row, inner.clone())?;
+            Some(p) => {
+                let inner = p.copy()?;
+                for (j, ((key, &v), &was)) in columns.iter().zip(vals).zip(prev_vals).enumerate() {
+                    // The copy holds the previous row's float where the bits
+                    // are the same.
+                    if v.to_bits() != was.to_bits() {
+                        inner.set_item(key, floats.get(py, j, v))?;
+                    }
+                }
+                inner
+            }
+        };
+        out.set_item(row, &inner)?;
         prev = Some(inner);
         prev_vals = vals;
     }
     Ok(out)
+}
+
+/// Whether `d`'s keys are `rows`, in order (compared as pointers).
+fn same_keys(d: &Bound<'_, PyDict>, rows: &[Bound<'_, PyAny>]) -> bool {
+    // SAFETY: the GIL is held and `d` is a live dict; no Python code runs
+    // during the walk (only pointers are compared).
+    let mut entries = unsafe { super::layout::DictEntries::new(d.as_ptr()) };
+    d.len() == rows.len()
+        && rows
+            .iter()
+            // SAFETY: as above.
+            .all(|r| unsafe { entries.next() }.is_some_and(|(k, _)| k == r.as_ptr()))
 }
 
 /// The `float` objects of [`nested_dict`]: a value seen lately in the same
@@ -324,47 +283,6 @@ impl<'py> Floats<'py> {
                 f
             }
             None => PyFloat::new(py, v),
-        }
-    }
-}
-
-/// The outer dict of [`nested_dict`] as a copy of `like`: its entry `i`
-/// holds row `i`'s key, found by position (`layout::dict_entries`).
-struct Slots;
-
-impl Slots {
-    /// `Some` if `out`'s entries hold `rows` in order (checked key by key).
-    fn of(out: &Bound<'_, PyDict>, rows: &[Bound<'_, PyAny>]) -> Option<Slots> {
-        // SAFETY: the GIL is held and `out` a live exact dict; its keys are
-        // compared as pointers while no Python code runs.
-        unsafe {
-            let (first, stride, n) = super::layout::dict_entries(out.as_ptr())?;
-            (n == rows.len()
-                && rows
-                    .iter()
-                    .enumerate()
-                    .all(|(i, r)| *first.add(i * stride) == r.as_ptr()))
-            .then_some(Slots)
-        }
-    }
-
-    /// The value field of `out`'s entry `i` if its key is `row`, read anew
-    /// (Python code run by a garbage collection since the last call may
-    /// have changed `out`); to be written before any Python code runs.
-    fn value(
-        &self,
-        out: &Bound<'_, PyDict>,
-        i: usize,
-        row: &Bound<'_, PyAny>,
-    ) -> Option<*mut *mut ffi::PyObject> {
-        // SAFETY: the GIL is held and `out` a live exact dict; `i < n`.
-        unsafe {
-            let (first, stride, n) = super::layout::dict_entries(out.as_ptr())?;
-            if i >= n {
-                return None;
-            }
-            let at = first.add(i * stride);
-            (*at == row.as_ptr()).then(|| at.add(1))
         }
     }
 }
