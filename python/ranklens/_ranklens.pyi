@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 __version__: str
-# Whether object fields are read without C-API calls here (src/bindings/layout.rs).
+# Whether object fields are read without C-API calls here (src/bindings/layout/).
 _object_reads: bool
 
 _Encoded = tuple[
