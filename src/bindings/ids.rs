@@ -391,25 +391,45 @@ fn int_text(obj: &Bound<'_, PyAny>, buf: &mut String) -> PyResult<bool> {
     Ok(true)
 }
 
-/// `v` in decimal, appended to `buf`.
+/// The decimal digits of 0..100, two by two.
+const PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
+/// `v` in decimal, appended to `buf`: two digits a division (half the
+/// dependent divisions of one a digit).
 #[inline]
 fn push_decimal(v: i64, buf: &mut String) {
     let mut digits = [0u8; 20];
     let mut n = v.unsigned_abs();
     let mut i = digits.len();
-    loop {
+    while n >= 100 {
+        let r = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    }
+    if n >= 10 {
+        let r = n as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[i] = b'0' + n as u8;
     }
     if v < 0 {
         buf.push('-');
     }
-    for &d in &digits[i..] {
-        buf.push(d as char);
+    // ASCII digits: always valid UTF-8 (checked, without a panic path).
+    if let Ok(text) = std::str::from_utf8(&digits[i..]) {
+        buf.push_str(text);
     }
 }
 
@@ -483,7 +503,23 @@ mod tests {
 
     #[test]
     fn decimal_matches_rust_formatting() {
-        for v in [0, 1, -1, 9, 10, 42, -70, 1_000_000, i64::MAX, i64::MIN] {
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            42,
+            -70,
+            99,
+            100,
+            101,
+            999,
+            -1000,
+            1_000_000,
+            i64::MAX,
+            i64::MIN,
+        ] {
             let mut buf = String::from("x");
             push_decimal(v, &mut buf);
             assert_eq!(buf, format!("x{v}"));
