@@ -31,8 +31,8 @@
 //! encoders, `pack_ids`, AutoRAG); [`as_str`] and [`has_utf8`] are the same
 //! rule for a reader that matches ids as `str` objects (the Scorer: an exact
 //! `str` stays the same object, so its identity and cached hash still serve).
-//! The checks go from the common case out: an exact `str` is one type-pointer
-//! test and, where `layout` knows the object, its ASCII text read in place;
+//! The checks go from the common case out: a `str` is one type-flag test
+//! and, where `layout` knows the object, its ASCII text read in place;
 //! an exact `int` is formatted from its value without a Python call; numpy's
 //! `integer` type is looked up once and only for an object that is neither.
 //!
