@@ -275,7 +275,8 @@ def test_duplicate_in_ranked_list():
         ({"q": {"d": None}}, "label must be a number"),
         ({"q": ["d"]}, "qrels need a mapping"),
         ({"q": {3.5: 1}}, "document id must be a str or an int"),
-        ({None: {"d": 1}}, "query id must be a str or an int"),
+        ({None: {"d": 1}}, "the query id is null"),
+        ({b"q": {"d": 1}}, "query id must be a str or an int"),
     ],
 )
 def test_bad_qrels(qrels, match):
@@ -400,12 +401,12 @@ class _Shrinking:
         return 1.0
 
 
-class _Growing(int):
-    """A document id whose decimal form adds an entry to the dict being encoded."""
+class _Growing:
+    """A score whose conversion adds an entry to the dict being encoded."""
 
-    def __str__(self):
+    def __float__(self):
         _GROW_TARGET["added"] = 1.0
-        return "7"
+        return 7.0
 
 
 _GROW_TARGET: dict = {}
@@ -418,7 +419,7 @@ def test_a_dict_changing_size_while_encoded_is_a_runtime_error():
     with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
         Run({"q": docs})
     _GROW_TARGET.clear()
-    _GROW_TARGET.update({_Growing(7): 1.0, "b": 2.0})
+    _GROW_TARGET.update({"a": _Growing(), "b": 2.0})
     with pytest.raises(RuntimeError, match="changed size"):
         Run({"q": _GROW_TARGET})
     # The mapping of queries itself, changed by a conversion within a query.

@@ -209,9 +209,9 @@ def test_numpy_rows():
     ("gt", "pred", "match"),
     [
         ([[["a"]]], [["a"]] * 2, "1 rows but retrieved_ids has 2"),
-        ([[["a"]], [["a", 1.5]]], [["a"], ["a"]], "row 1: ids must be str or int"),
-        ([[["a"]], [["a"]]], [["a"], ["a", True]], "row 1: ids must be str or int"),
-        ([[["a"]]], [[b"a"]], "row 0: ids must be str or int"),
+        ([[["a"]], [["a", 1.5]]], [["a"], ["a"]], "row 1: an id must be a str or an int"),
+        ([[["a"]], [["a"]]], [["a"], ["a", True]], "row 1: an id must be a str or an int"),
+        ([[["a"]]], [[b"a"]], "row 0: an id must be a str or an int"),
         ([[["a"]]], ["a"], "row 0: a retrieved_ids row must be a list"),
         (["a"], [["a"]], "row 0: a retrieval_gt row"),
         ("ab", [["a"]], "must be a list of rows"),

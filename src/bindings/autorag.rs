@@ -1,12 +1,23 @@
 //! AutoRAG's metrics of every row (`core::autorag`, `core::autorag::tokens`):
 //! retrieval metrics from ids, token-overlap metrics from contents.
+//!
+//! The rows are read under the GIL into flat arrays (each id's key once, a
+//! passage's text once), then scored in parallel without it.  Ids follow
+//! `ids`'s rule but for equality: a key keeps the id's type (`1` and `"1"`
+//! differ), as AutoRAG compares ids in Python.  A row AutoRAG answers with
+//! None for (missing, empty, blank) is marked invalid, not an error.
+//!
+//! Rejected: one table of every id across rows (a row's ids are only
+//! compared with the same row's; the keys' bytes are enough).
 
+use super::ids::{self, At, Place, Role};
 use super::{is_id, num_rows, row_items, to_py};
+use crate::core::autorag::tokens::is_py_space;
 use crate::core::error::Error;
 use crate::core::eval;
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString};
+use pyo3::types::PyString;
 
 pub(super) fn same_rows(py: Python<'_>, a: usize, b: usize, what: (&str, &str)) -> PyResult<()> {
     if a != b {
@@ -21,35 +32,34 @@ pub(super) fn same_rows(py: Python<'_>, a: usize, b: usize, what: (&str, &str)) 
     Ok(())
 }
 
-/// An AutoRAG id: `Ok(None)` when it is a blank string (AutoRAG then returns
-/// None for the row), else its key: a type tag then its text (so that `1` and
-/// `"1"` differ, as in Python).
-pub(super) fn autorag_key(obj: &Bound<'_, PyAny>, row: usize, buf: &mut Vec<u8>) -> PyResult<bool> {
+/// An AutoRAG id's key into `buf`, `Ok(false)` for a blank string (AutoRAG
+/// then returns None for the row).  The key is a type tag then the id's text
+/// (`ids::read`), so that `1` and `"1"` differ, as in Python, while
+/// `np.int64(1)` and `1` are one.  `text`: scratch for an integer's digits.
+pub(super) fn autorag_key(
+    obj: &Bound<'_, PyAny>,
+    row: usize,
+    buf: &mut Vec<u8>,
+    text: &mut String,
+) -> PyResult<bool> {
+    let id = ids::read(obj, text, Place::new(Role::Any, At::Row(row)))?;
     buf.clear();
-    if let Ok(s) = obj.cast::<PyString>() {
-        let s = super::str_utf8(s, || format!("row {row}: an id"))?;
-        if s.trim_matches(crate::core::autorag::tokens::is_py_space)
-            .is_empty()
-        {
-            return Ok(false);
-        }
-        buf.push(b's');
-        buf.extend_from_slice(s.as_bytes());
-        return Ok(true);
+    if !id.int && blank(id.bytes) {
+        return Ok(false);
     }
-    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
-        buf.push(b'i');
-        buf.extend_from_slice(obj.str()?.to_cow()?.as_bytes());
-        return Ok(true);
+    buf.push(if id.int { b'i' } else { b's' });
+    buf.extend_from_slice(id.bytes);
+    Ok(true)
+}
+
+/// Whether UTF-8 `text` is empty or only whitespace as Python's `str.strip`
+/// sees it; a first byte that is printable ASCII answers without decoding.
+fn blank(text: &[u8]) -> bool {
+    match text.first() {
+        None => true,
+        Some(&b) if b.is_ascii() && !is_py_space(b as char) => false,
+        _ => std::str::from_utf8(text).is_ok_and(|s| s.trim_matches(is_py_space).is_empty()),
     }
-    Err(to_py(
-        obj.py(),
-        Error::InvalidInput(format!(
-            "row {row}: ids must be str or int, got {} ({})",
-            obj.get_type().name()?,
-            obj.repr()?
-        )),
-    ))
 }
 
 /// AutoRAG's retrieval metrics of every row: a `rows x 6` array, columns
@@ -72,7 +82,7 @@ pub(super) fn autorag_retrieval<'py>(
     let err = |e: Error| to_py(py, e);
     // Every id's key, copied once; rows compare them in parallel (no global table).
     let (mut key_bytes, mut key_offsets) = (Vec::<u8>::new(), vec![0usize]);
-    let mut key = Vec::new();
+    let (mut key, mut text) = (Vec::new(), String::new());
     let mut push_key = |key: &[u8]| -> PyResult<u32> {
         let id = key_offsets.len() - 1;
         if id >= u32::MAX as usize {
@@ -100,13 +110,13 @@ pub(super) fn autorag_retrieval<'py>(
                 ok &= !groups.is_empty();
                 for group in &groups {
                     if is_id(group) {
-                        ok &= autorag_key(group, r, &mut key)?;
+                        ok &= autorag_key(group, r, &mut key, &mut text)?;
                         gt_ids.push(push_key(&key)?);
                     } else {
                         let members = row_items(group, r, "a group")?.unwrap_or_default();
                         ok &= !members.is_empty();
                         for mbr in &members {
-                            ok &= autorag_key(mbr, r, &mut key)?;
+                            ok &= autorag_key(mbr, r, &mut key, &mut text)?;
                             gt_ids.push(push_key(&key)?);
                         }
                     }
@@ -120,7 +130,7 @@ pub(super) fn autorag_retrieval<'py>(
             Some(items) => {
                 ok &= !items.is_empty();
                 for item in &items {
-                    ok &= autorag_key(item, r, &mut key)?;
+                    ok &= autorag_key(item, r, &mut key, &mut text)?;
                     pred_ids.push(push_key(&key)?);
                 }
             }
@@ -172,9 +182,7 @@ pub(super) fn push_contents(
     for item in &items {
         if let Ok(s) = item.cast::<PyString>() {
             let s = super::str_utf8(s, || format!("row {row}: a passage"))?;
-            ok &= !s
-                .trim_matches(crate::core::autorag::tokens::is_py_space)
-                .is_empty();
+            ok &= !s.trim_matches(is_py_space).is_empty();
             text.push_str(&s);
             offsets.push(text.len());
         } else if nested {
@@ -209,9 +217,7 @@ pub(super) fn push_contents_one(
         )
     })?;
     let s = super::str_utf8(s, || format!("row {row}: a passage"))?;
-    let ok = !s
-        .trim_matches(crate::core::autorag::tokens::is_py_space)
-        .is_empty();
+    let ok = !s.trim_matches(is_py_space).is_empty();
     text.push_str(&s);
     offsets.push(text.len());
     Ok(ok)

@@ -1,19 +1,27 @@
-//! The Python bindings: the one module that touches Python objects, one file
-//! per core module it exposes (`encode`, `evaluate`, `dense`, `trec`, `stats`,
-//! `autorag`, `scorer` for `rows`); here the `#[pymodule]`, the error mapping
-//! and the helpers the files share.
+//! The Python bindings: the one module that touches Python objects.  One
+//! file per core module it exposes (`encode`, `evaluate`, `dense`, `trec`,
+//! `stats`, `autorag`, `scorer` for `rows`, `dictpath` for the pytrec_eval
+//! drop-in's dicts), `ids` for the one rule that makes an id of a Python
+//! object, `layout` for reading CPython objects in place; here the
+//! `#[pymodule]`, the error mapping and the helpers the files share.
 //!
-//! Each function converts its arguments (borrowing numpy arrays read-only, as
-//! contiguous slices of the right dtype: the Python layer guarantees both),
-//! releases the GIL for the work in the core, and moves result `Vec`s into
-//! numpy without copying.  Core errors become Python exceptions in `to_py`,
-//! and nowhere else.
+//! Invariants: each function converts its arguments (numpy arrays borrowed
+//! read-only, as contiguous slices of the right dtype: the Python layer
+//! guarantees both), releases the GIL for the work in the core, and moves
+//! result `Vec`s into numpy without copying.  Core errors become Python
+//! exceptions in `to_py`, and nowhere else.  The core never sees a Python
+//! object: a Ctrl-C reaches it as a flag ([`interruptible`]).
+//!
+//! Rejected: copying input arrays into `Vec`s (a second copy of every column
+//! for nothing the core needs); raising from the core through PyO3 types (the
+//! core would depend on Python and could not be tested alone).
 
 mod autorag;
 mod dense;
 mod dictpath;
 mod encode;
 mod evaluate;
+mod ids;
 mod layout;
 mod scorer;
 mod stats;
@@ -25,7 +33,12 @@ use crate::core::error::Error;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString};
+use pyo3::types::{PyList, PyString};
+
+// The id rule lives in `ids`; these names are the ones the other files use.
+use ids::{is_id, str_utf8};
+#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
+use ids::{utf8_raw, utf8_raw_api};
 
 /// Core error -> the matching class of `ranklens.errors` (all `ValueError`s,
 /// but I/O failures, which are `OSError`).
@@ -161,101 +174,6 @@ fn row_items<'py>(
     match obj.try_iter() {
         Ok(it) => Ok(Some(it.collect::<PyResult<_>>()?)),
         Err(_) => Err(bad()),
-    }
-}
-
-/// Whether `obj` is an id (a `str` or an `int`, not a `bool`), not a group.
-fn is_id(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<PyString>()
-        || (obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>())
-}
-
-// `PyUnicode_AsUTF8AndSize` for the stable-ABI wheel on 3.9 (see `utf8_raw`):
-// the same declaration as CPython's, which PyO3 leaves out of the 3.9 limited API.
-#[cfg(all(Py_LIMITED_API, not(Py_3_10), unix))]
-extern "C" {
-    fn PyUnicode_AsUTF8AndSize(
-        unicode: *mut pyo3::ffi::PyObject,
-        size: *mut pyo3::ffi::Py_ssize_t,
-    ) -> *const std::os::raw::c_char;
-}
-#[cfg(any(not(Py_LIMITED_API), Py_3_10))]
-use pyo3::ffi::PyUnicode_AsUTF8AndSize;
-
-/// A `str` object's UTF-8 bytes, borrowed from the object (CPython keeps them
-/// in the object: an ASCII string's own data, else a UTF-8 copy made once and
-/// cached); `None` (the exception cleared) for a `str` with no UTF-8 form (a
-/// lone surrogate).
-///
-/// Why also under the stable ABI of 3.9: `PyUnicode_AsUTF8AndSize` joined the
-/// limited API only in 3.10, but every CPython since 3.3 exports it with this
-/// signature, and on Linux and macOS an extension's symbols are resolved in the
-/// running interpreter; so the one `cp39-abi3` wheel borrows on every version
-/// instead of copying each id (`Run(dict)` of 1M entries on CPython 3.9: 51
-/// ns an entry against 70 with the copy; README, "Wheels and platforms").  Not
-/// on Windows: an abi3 module links against `python3.dll`, which
-/// on 3.9 does not export it; there the stable-ABI build copies
-/// ([`str_utf8`], `plain_entry` in `encode`).
-///
-/// # Safety
-/// The GIL is held (on a free-threaded build: the object is not being
-/// mutated) and `s` is a live `str`; the slice is used only while `s` lives.
-///
-/// A compact ASCII string's text is read from the object where its layout is
-/// known (`layout`), without the call.
-#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
-#[inline]
-unsafe fn utf8_raw<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
-    layout::ascii(s).or_else(|| utf8_raw_api(s))
-}
-
-/// [`utf8_raw`] through the C API only.
-///
-/// # Safety
-/// As [`utf8_raw`].
-#[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
-unsafe fn utf8_raw_api<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
-    let mut size: pyo3::ffi::Py_ssize_t = 0;
-    let data = PyUnicode_AsUTF8AndSize(s, &mut size);
-    if data.is_null() {
-        pyo3::ffi::PyErr_Clear();
-        return None;
-    }
-    Some(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
-}
-
-/// A `str`'s UTF-8 text: borrowed from the object (see [`utf8_raw`]; a copy
-/// only in a stable-ABI build for Windows before 3.10).  A `str` that has no
-/// UTF-8 form (a lone surrogate, e.g. from `os.fsdecode` of bytes that are not
-/// UTF-8) is the input error naming `what()` and the value, not Python's bare
-/// `UnicodeEncodeError`.  Every id and passage read from Python goes through
-/// here.
-fn str_utf8<'a>(
-    s: &'a Bound<'_, PyString>,
-    what: impl FnOnce() -> String,
-) -> PyResult<std::borrow::Cow<'a, str>> {
-    #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
-    let text: Option<&'a str> =
-        // SAFETY: the GIL is held (`Bound`), `s` is a `str` that outlives 'a,
-        // and CPython's UTF-8 is valid UTF-8.
-        unsafe { utf8_raw(s.as_ptr()).map(|b| std::str::from_utf8_unchecked(b)) };
-    #[cfg(not(any(not(Py_LIMITED_API), Py_3_10, unix)))]
-    let text: Option<std::borrow::Cow<'a, str>> = s.to_cow().ok();
-    match text {
-        Some(text) => Ok(text.into()),
-        None => {
-            let shown = s
-                .repr()
-                .map(|r| r.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Err(to_py(
-                s.py(),
-                Error::InvalidInput(format!(
-                    "{} {shown} is not valid Unicode text (it holds a lone surrogate)",
-                    what()
-                )),
-            ))
-        }
     }
 }
 

@@ -1,5 +1,10 @@
-//! Significance tests (`core::stats`): resampling tests and the studentized
-//! range distribution.
+//! Significance tests (`core::stats`): resampling tests (paired
+//! differences in, p-values and confidence intervals out) and the
+//! studentized range distribution.
+//!
+//! Arrays in, arrays out: the Python layer (`ranklens.compare`, the gate)
+//! shapes the per-query differences; the jobs run in the core without the
+//! GIL, interruptible by Ctrl-C.
 
 use super::{interruptible, to_py};
 use crate::core::error::Error;

@@ -1,4 +1,13 @@
-//! TREC files (`core::trec`): reading a run or qrels file, writing one.
+//! TREC files (`core::trec`): reading a run or qrels file into a side's
+//! arrays, writing one from them.
+//!
+//! The file is read and parsed in the core without the GIL (paths, not
+//! Python file objects: no Python code runs while it reads), interruptible
+//! by Ctrl-C.  Ids come from the file's bytes, so they never meet `ids`'s
+//! Python rule; the reader drops a BOM at the start of a file.
+//!
+//! Rejected: reading through a Python file object (a call into Python per
+//! block, and the GIL held while parsing).
 
 use super::{interruptible, to_arrays, to_py, EncodedArrays, SideArrays};
 use crate::core::encode::Kind;

@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ranklens._io._lines import field_lines
 from ranklens.errors import ParseError, RanklensInputError
 
@@ -34,9 +36,13 @@ def _row(row: Any) -> tuple[Any, Any, Any, Any]:
 
 
 def _id(value: Any, what: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise RanklensInputError(f"{what} must be a str or an int, got {value!r}")
-    return str(value)
+    """An id that is not an exact ``str``, by the rule of ``bindings::ids``: a
+    ``str`` subclass's text, an integer's (``int``, numpy) decimal value."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if not isinstance(value, bool) and isinstance(value, (int, np.integer)):
+        return str(int(value))
+    raise RanklensInputError(f"{what} must be a str or an int, got {value!r}")
 
 
 def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float]]]:

@@ -24,6 +24,11 @@ class Qrels(Side):
     label >= the relevance level is relevant; a negative label means "in the
     pool but not judged" (trec_eval): never relevant, not judged non-relevant.
 
+    Ids are ``str``, ``int`` or numpy integers; an integer is its decimal text,
+    so ``1`` and ``"1"`` are one id (a mapping holding both gives it twice: an
+    error).  ``bool``, ``float``, ``None`` and a ``str`` with a lone surrogate
+    raise :class:`~ranklens.errors.RanklensInputError` naming the place.
+
     >>> qrels = Qrels({"q1": {"d1": 2, "d7": 0}})
     """
 

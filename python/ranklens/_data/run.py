@@ -23,6 +23,11 @@ class Run(Side):
     broken by document id descending (trec_eval).  ``Run({"q1": ["d3", "d1"]})``
     takes the list order as the ranking.
 
+    Ids are ``str``, ``int`` or numpy integers; an integer is its decimal text,
+    so ``1`` and ``"1"`` are one id (a mapping holding both gives it twice: an
+    error).  ``bool``, ``float``, ``None`` and a ``str`` with a lone surrogate
+    raise :class:`~ranklens.errors.RanklensInputError` naming the place.
+
     ``score_precision``: ``"f64"`` (default, trec_eval 10.0) or ``"f32"``, which
     rounds scores to 32-bit floats first, as pytrec_eval does.
     """

@@ -19,8 +19,9 @@ token metrics take ``retrieved_contents`` and ``retrieval_gt_contents`` from eac
 input the same way.  Beyond AutoRAG, a ``dict`` per input works too.
 
 ``retrieval_gt``: per row a list of groups, each a list of ids (any member satisfies
-the group).  ``retrieved_ids``: per row the ranked list of ids.  Ids are ``str`` or
-``int``; ``1`` and ``"1"`` differ, as in Python.  Lists, tuples and numpy arrays are
+the group).  ``retrieved_ids``: per row the ranked list of ids.  Ids are ``str``,
+``int`` or numpy integers; ``1`` and ``"1"`` differ, as in Python (``np.int64(1)``
+and ``1`` are one id).  Lists, tuples and numpy arrays are
 accepted as rows and groups.
 
 Definitions (AutoRAG's, quirks included; G groups, P retrieved, F ground-truth ids):
@@ -54,7 +55,7 @@ or empty, a group is empty, or an id / passage is an empty or blank string.
 
 Divergences, all on input AutoRAG mishandles: a bare id where a group is expected is
 a group of one (AutoRAG would treat a string as a group of its characters); ids or
-passages of other types (float, bool, bytes, numpy scalars...) raise
+passages of other types (float, bool, bytes, numpy floats...) raise
 :class:`~ranklens.errors.RanklensInputError` naming the row instead of giving
 ``None``; columns of different lengths raise instead of being truncated.
 
