@@ -15,6 +15,7 @@ mod dictpath;
 mod encode;
 mod evaluate;
 mod layout;
+mod pipeline;
 mod scorer;
 mod stats;
 mod trec;
