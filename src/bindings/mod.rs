@@ -23,6 +23,7 @@ mod encode;
 mod evaluate;
 mod ids;
 mod layout;
+mod pipeline;
 mod scorer;
 mod stats;
 mod trec;
