@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -185,34 +184,16 @@ def test_1_and_str_1_in_one_mapping_are_one_id_given_twice(make, match):
         make()
 
 
-# -- The Scorer: matches ids as str objects; the same rule once it reads
-# them through `ids::as_str` (the marked cases are what that hookup changes). --
-
-_SCORER_PENDING = pytest.mark.xfail(
-    strict=True, reason="the Scorer's Reader::key does not yet read ids through bindings::ids"
-)
+# -- The Scorer: matches ids as str objects, read by the same rule (`ids::as_str`). --
 
 
-def _scorer_case(x, *rest):
-    pending = (
-        isinstance(x, np.integer)
-        or (isinstance(x, float) and math.isnan(x))
-        or x is None
-        or (isinstance(x, str) and "\ud800" in x)
-        # its `str(x)`: the member's name before Python 3.11
-        or (isinstance(x, enum.IntEnum) and sys.version_info < (3, 11))
-        or isinstance(x, _Loud)
-    )
-    return pytest.param(x, *rest, marks=_SCORER_PENDING) if pending else (x, *rest)
-
-
-@pytest.mark.parametrize(("x", "text"), [_scorer_case(*c) for c in ACCEPTED])
+@pytest.mark.parametrize(("x", "text"), ACCEPTED)
 def test_scorer_accepts_the_same_ids(x, text):
     scorer = ranklens.Scorer(["num_rel_ret"])
     assert scorer([x], {text: 1}) == {"num_rel_ret": 1.0}
 
 
-@pytest.mark.parametrize(("x", "match"), [_scorer_case(*c) for c in REFUSED])
+@pytest.mark.parametrize(("x", "match"), REFUSED)
 def test_scorer_refuses_the_same_ids(x, match):
     scorer = ranklens.Scorer(["num_rel_ret"])
     with pytest.raises(RanklensInputError, match=match):

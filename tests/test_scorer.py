@@ -876,17 +876,18 @@ def test_pipelined_batch_raises_at_the_serial_row(chunk, bad, match):
 
 @pytest.mark.parametrize("chunk", [1, 2, 4])
 def test_pipelined_batch_with_lists_shrunk_while_read(chunk):
-    # An id's __str__ (run while row 2 is read) empties the outer lists past
-    # row 2: both paths stop there and count the rows alike.
-    class Shrink(int):
-        def __str__(self):
+    # A score's __float__ (run while row 2 is read; an id runs no Python code:
+    # an int is formatted from its value) empties the outer lists past row 2:
+    # both paths stop there and count the rows alike.
+    class Shrink:
+        def __float__(self):
             del retrieved[3:], relevant[3:]
-            return "1"
+            return 1.0
 
     scorer = Scorer(["P@1", "mrr"])
     out = []
     for args in [(1,), (2, chunk)]:
-        retrieved = [["a"], ["b"], [Shrink(1)], ["c"], ["d"]]
+        retrieved = [["a"], ["b"], {"1": Shrink()}, ["c"], ["d"]]
         relevant = [["a"], ["b"], ["1"], ["c"], ["d"]]
         out.append(_run(scorer, retrieved, relevant, *args))
     _same_batch(*out)
@@ -906,20 +907,26 @@ def test_pipelined_batch_warns_once(chunk):
 
 @pytest.mark.parametrize("chunk", [None, 1, 2, 3])
 def test_python_code_run_while_reading_changes_the_next_rows(chunk):
-    # An id's __str__ (row 1, read by the general path) replaces rows 2 and 3
-    # and empties their old lists (their ids freed): the batch reads what the
-    # lists hold when it gets there, as the serial batch and one call per row.
-    class Swap(int):
-        def __str__(self):
+    # A score's __float__ (row 1, read by the general path) replaces rows 2
+    # and 3 and empties their old lists (their ids freed): the batch reads what
+    # the lists hold when it gets there, as the serial batch and one call per row.
+    class Swap:
+        def __float__(self):
             old = retrieved[2], relevant[3]
             retrieved[2] = ["x", "".join(["n", "2"])]
             relevant[3] = ["".join(["n", "3"])]
             for lst in old:
                 lst.clear()
-            return "5"
+            return 2.0
 
     def rows():
-        ret = [["a"], [Swap(5), "b"], ["".join(["o", "2"])], ["p", "".join(["n", "3"])], ["q"]]
+        ret = [
+            ["a"],
+            {"5": Swap(), "b": 1.0},
+            ["".join(["o", "2"])],
+            ["p", "".join(["n", "3"])],
+            ["q"],
+        ]
         rel = [["a"], ["b"], ["n2", "o2"], ["".join(["o", "3"])], ["q"]]
         return ret, rel
 
@@ -928,7 +935,7 @@ def test_python_code_run_while_reading_changes_the_next_rows(chunk):
     args = (1,) if chunk is None else (2, chunk)
     values, _ = scorer._batch(retrieved, relevant, *args)
     retrieved, relevant = rows()
-    retrieved[1] = [5, "b"]
+    retrieved[1] = {"5": 2.0, "b": 1.0}
     retrieved[2], relevant[3] = ["x", "n2"], ["n3"]
     want = [scorer(r, g) for r, g in zip(retrieved, relevant)]
     for j, name in enumerate(scorer.names):
@@ -996,17 +1003,17 @@ def test_object_array_read_details():
 
 @pytest.mark.parametrize("chunk", [None, 1, 2])
 def test_object_array_shrunk_while_read(chunk):
-    # An id's __str__ (run while row 2 is read) shrinks both arrays in place
-    # to 3 rows: the batch stops there, as with lists.
-    class Shrink(int):
-        def __str__(self):
+    # A score's __float__ (run while row 2 is read) shrinks both arrays in
+    # place to 3 rows: the batch stops there, as with lists.
+    class Shrink:
+        def __float__(self):
             for a in arrays:
                 a.resize(3, refcheck=False)
-            return "1"
+            return 1.0
 
     scorer = Scorer(["P@1", "mrr"])
     arrays = (
-        _objects([["a"], ["b"], [Shrink(1)], ["c"], ["d"]]),
+        _objects([["a"], ["b"], {"1": Shrink()}, ["c"], ["d"]]),
         _objects([["a"], ["b"], ["1"], ["c"], ["d"]]),
     )
     args = (1,) if chunk is None else (2, chunk)

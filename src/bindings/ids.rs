@@ -61,7 +61,6 @@ pub(super) enum Role {
     Query,
     Doc,
     /// An id of a retrieved list (the Scorer's word for it).
-    #[allow(dead_code)]
     Retrieved,
     /// An id of a column or a list where the role is told by `At`.
     Any,
@@ -217,8 +216,6 @@ pub(super) fn is_id(obj: &Bound<'_, PyAny>) -> bool {
 /// stay usable), a subclass as a plain `str` of its text, an integer as its
 /// decimal text.  A refused object or a lone surrogate is the error of
 /// `place`, as in [`read`].
-// For the Scorer's reader (`Reader::key`).
-#[allow(dead_code)]
 pub(super) fn as_str<'py>(
     obj: Bound<'py, PyAny>,
     place: Place<'_>,
@@ -255,8 +252,6 @@ pub(super) fn as_str<'py>(
 ///
 /// # Safety
 /// The GIL is held and `s` is a live `str`.
-// For the Scorer's reader (`Reader::borrowed_ids`).
-#[allow(dead_code)]
 pub(super) unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
     #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
     {

@@ -13,8 +13,10 @@ or a list of groups (a list of ids inside the row's list is one group: any membe
 satisfies it, see :meth:`ranklens.Qrels.from_groups`).  Retrieved, per row: a
 ranked list of ids, or a dict id -> score (ranked by score, ties by id
 descending, as trec_eval).  ``None``, NaN and pandas' ``NA`` are missing cells:
-an empty ground truth or nothing retrieved (see ``empty``).  Ids are ``str`` or
-``int`` (an ``int`` is its decimal string: ``1`` and ``"1"`` are one id).
+an empty ground truth or nothing retrieved (see ``empty``).  Ids follow the rule
+of every door: a ``str``, an ``int`` or a numpy integer (an integer is its decimal
+string: ``1`` and ``"1"`` are one id); ``bool``, ``float`` and other types, a
+null and a ``str`` with a lone surrogate are input errors naming the row.
 Metrics are trec_eval's (see the README), not AutoRAG's (for those, see
 :mod:`ranklens.compat.autorag` or ``score_frame(semantics="autorag")``).  ``err``'s
 automatic ``gmax`` is the largest label of the input, as in ``evaluate``: of the

@@ -29,10 +29,11 @@
 
 use super::cell::{at, bad, each_item, is_missing, shown, value};
 use super::matched::{Matched, RowSpan};
+use crate::bindings::ids::{self, At, Place, Role};
 use crate::bindings::is_id;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyDict, PyList};
 /// Rows of at most this many ids (ground truth and retrieved) are matched by
 /// scanning the row's keys, not through a hash table (see [`super::probe`]).
 pub(super) const SMALL_ROW: usize = 16;
@@ -124,35 +125,19 @@ impl<'py> Reader<'py> {
         }
     }
 
-    /// The key of an id: a `str` (an exact `str` as is, a subclass as its
-    /// plain `str`), or an `int` as its decimal `str`; anything else is an
-    /// error.
+    /// The key of an id, converted by the rule of every door
+    /// ([`crate::bindings::ids::as_str`]): an exact `str` as is (its identity
+    /// and cached hash serve the match), a subclass as its plain `str`, an
+    /// integer as its decimal `str`; anything else, a null or a lone
+    /// surrogate is the error of `role` at `row`.
     pub(super) fn key(
         &mut self,
         obj: Bound<'py, PyAny>,
         row: Option<usize>,
-        what: &str,
+        role: Role,
     ) -> PyResult<Key> {
-        let obj = if obj.is_exact_instance_of::<PyString>() {
-            obj
-        } else if obj.is_instance_of::<PyString>() {
-            // SAFETY: a `str` subclass instance; returns a new reference.
-            unsafe {
-                Bound::from_owned_ptr_or_err(self.py, ffi::PyUnicode_FromObject(obj.as_ptr()))?
-            }
-        } else if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-            obj.str()?.into_any()
-        } else {
-            return Err(bad(
-                self.py,
-                format!(
-                    "{}{what} must be a str or an int, got {} ({})",
-                    at(row),
-                    obj.get_type().name()?,
-                    obj.repr()?
-                ),
-            ));
-        };
+        let place = Place::new(role, row.map_or(At::Top, At::Row));
+        let obj = ids::as_str(obj, place)?.into_any();
         // SAFETY: `obj` is a live exact `str`; its hash never fails.
         let hash = unsafe { ffi::PyObject_Hash(obj.as_ptr()) };
         if hash == -1 {
@@ -233,6 +218,10 @@ impl<'py> Reader<'py> {
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
                         return Ok(false);
                     }
+                    // A lone surrogate: the general path raises with its place.
+                    if !ids::has_utf8(item) {
+                        return Ok(false);
+                    }
                     let hash = match (crate::bindings::layout::cached_hash(item), hash_of) {
                         (Some(h), _) => h,
                         (None, Some(f)) => f(item),
@@ -295,7 +284,7 @@ impl<'py> Reader<'py> {
             empty = true;
         } else if let Ok(d) = relevant.cast::<PyDict>() {
             for (k, v) in d.iter() {
-                let key = self.key(k, row, "a document id")?;
+                let key = self.key(k, row, Role::Doc)?;
                 let label = value(&v, key, row, "label")?;
                 m.groups.push((m.labels.len() - first_label) as u32);
                 m.labels.push(label);
@@ -306,13 +295,13 @@ impl<'py> Reader<'py> {
             each_item(relevant, row, what, |item| {
                 let g = (m.labels.len() - first_label) as u32;
                 if is_id(&item) {
-                    let key = self.key(item, row, "a document id")?;
+                    let key = self.key(item, row, Role::Doc)?;
                     self.keys.push(key);
                     m.groups.push(g);
                 } else {
                     let before = self.keys.len();
                     each_item(&item, row, "a group (a list of ids)", |member| {
-                        let key = self.key(member, row, "a document id")?;
+                        let key = self.key(member, row, Role::Doc)?;
                         self.keys.push(key);
                         m.groups.push(g);
                         Ok(())
@@ -434,7 +423,7 @@ impl<'py> Reader<'py> {
             // order, which is UTF-8 byte order: trec_eval's).
             self.scored.clear();
             for (pos, (k, v)) in d.iter().enumerate() {
-                let key = self.key(k, row, "a document id")?;
+                let key = self.key(k, row, Role::Doc)?;
                 let score = value(&v, key, row, "score")?;
                 self.scored.push((key, score, pos as u32));
             }
@@ -459,7 +448,7 @@ impl<'py> Reader<'py> {
             self.ensure_table(ngt + hint, small)?;
             let mut rank = 0usize;
             each_item(retrieved, row, what, |item| {
-                let key = self.key(item, row, "a retrieved id")?;
+                let key = self.key(item, row, Role::Retrieved)?;
                 let score = (hint.max(rank + 1) - rank) as f64;
                 self.retrieved(m, key, score, rank as u32, rank, ngt, row)?;
                 rank += 1;
