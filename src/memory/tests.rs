@@ -41,8 +41,8 @@ fn the_cap_is_the_default_unless_set() {
         cap_bytes(parse_mib(b"not a number")),
         DEFAULT_KEEP_MIB << 20
     );
-    // A small default: a library holds little of its host's memory.
-    assert!(DEFAULT_KEEP_MIB <= 256);
+    // The default the README documents (and `tests/test_memory_bound.py`).
+    assert_eq!(DEFAULT_KEEP_MIB, 256);
 }
 
 #[test]
