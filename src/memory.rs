@@ -41,6 +41,8 @@
 //! - jemalloc with its default decay: too little kept between calls to help.
 //! - a cap of gigabytes by default: up to that much of every importing
 //!   process's RSS held after its large calls.
+//! - a cap stretching to the bytes in use while a call runs: no gain beyond
+//!   the noise, for a bound that grows with what the caller holds.
 //! - giving kept blocks back after some idle time instead of a byte cap: it
 //!   needs a thread or a timer, and an allocator must not start one.
 
