@@ -6,8 +6,8 @@
 pub mod core;
 mod memory;
 
-/// Large blocks 2 MiB-aligned and kept for reuse once freed (Linux): see
-/// [`memory`].
+/// Large blocks mapped 2 MiB-aligned, a bounded amount of them kept for
+/// reuse once freed (Linux): see [`memory`].
 #[global_allocator]
 static GLOBAL: memory::Allocator = memory::Allocator;
 

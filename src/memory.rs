@@ -1,68 +1,65 @@
-//! The global allocator: large blocks mapped 2 MiB-aligned and kept for
-//! reuse once freed (Linux); everything else is the system's `malloc`.
+//! The global allocator: blocks of [`LARGE`] bytes or more are mapped here,
+//! 2 MiB-aligned, and a bounded amount of them is kept for reuse once freed
+//! (Linux); everything else is the system's `malloc`.
 //!
-//! Why: a 10M-entry `Run(dict)` writes ~480 MB of fresh buffers (the id
-//! arena, offsets, scores, ranked ids, input positions), and every fresh page
-//! is zeroed by the kernel on its first write.  `malloc` maps blocks that
-//! large on their own and unmaps them when freed, so every call paid that
-//! again: `clear_page_erms` was ~40% of the CPU samples of repeated calls
-//! (`perf`, 2026-11-27, one thread).  On a VM whose host takes back the
-//! guest's freed pages the first write of a page also waits on the host:
-//! the same call, one thread, took 46-50 ns an entry in some minutes
-//! (system time 19-27 ns) and 32-35 in others.  Kept mapped and reused, the
-//! blocks are written without a fault: with `malloc` made to keep them
-//! (jemalloc preloaded, its decay off) the calls after a process's first took
-//! 28-31 ns an entry in a minute when `malloc`'s took 47-48 (2026-11-27,
-//! `RANKLENS_NUM_THREADS=1`, 100k x 100 dicts); with this allocator 29-32
-//! ns (system time 0-2 ns) against 47-56 with `RANKLENS_KEEP_FREED_MIB=0`
-//! (the note in `bindings::encode`).  A process's first call is not
-//! helped: its pages are all fresh.
+//! Why: the encoded arrays of a large run are hundreds of MB of buffers, and
+//! the kernel zeroes every fresh page on its first write.  `malloc` maps
+//! blocks that large on their own and unmaps them when freed, so a process
+//! that scores large inputs call after call would pay those faults on every
+//! call; a kept block is written again without a fault.  2 MiB alignment
+//! lets the `MADV_HUGEPAGE` of `core::encode` cover a block whole (a
+//! `malloc` block starts anywhere, so its head and tail cannot be huge pages).
 //!
-//! What is kept: freed blocks of [`LARGE`] bytes or more, up to
-//! `RANKLENS_KEEP_FREED_MIB` MiB in all (default [`DEFAULT_KEEP_MIB`]; `0`
-//! turns the keeping off), each marked `MADV_FREE`: the kernel may take its
-//! pages back whenever it needs memory (the block then reads as zeros: a
-//! fresh page), and until then they stay counted in the process's RSS.  A
-//! block to allocate is cut from the smallest kept block large enough
-//! (the rest stays kept), and a freed block is joined with the kept ones
-//! right before and after it; a kept block starting where a growing block
-//! ends extends it in place.  A block that grows into no such room moves by
-//! `mremap`, its pages with it, to a 2 MiB-aligned place (so that huge pages
-//! move whole): the start of a kept block large enough, else fresh memory.
+//! What is kept: freed large blocks, up to `RANKLENS_KEEP_FREED_MIB` MiB in
+//! all (default [`DEFAULT_KEEP_MIB`]; `0` keeps none), in at most [`SLOTS`]
+//! blocks, the oldest unmapped first to make room; a block larger than the
+//! cap is unmapped at once.  Each kept block is marked `MADV_FREE`: the
+//! kernel may take its pages back whenever it needs memory (the block then
+//! reads as zeros, as a fresh page), and until then they count in the
+//! process's RSS (as `LazyFree` in `/proc/PID/smaps_rollup`).  The default
+//! is small because a library should not hold much of its host's memory
+//! between calls; a process that scores very large inputs back to back
+//! raises it.
 //!
-//! Why 2 MiB-aligned: `malloc`'s own large blocks start anywhere, so the
-//! head and tail of each (up to 4 MiB) could not be huge pages (the
-//! `MADV_HUGEPAGE` of `core::encode::advise_huge` covers whole 2 MiB pages
-//! only): a process's first 10M-entry `Run(dict)` faulted ~9,600-9,800
-//! times with them, ~7,600-7,900 with these.
+//! How: a block to allocate is cut from the smallest kept block large enough
+//! (the rest stays kept); a freed block is joined with the kept ones right
+//! before and after it; a growing block takes a kept block starting where it
+//! ends, else grows in place by `mremap`, else moves by `mremap` (pages and
+//! all) to a 2 MiB-aligned place: the start of a kept block large enough, or
+//! fresh memory.
 //!
-//! Tried, not kept (`LD_PRELOAD`, the same calls): Debian's mimalloc 2.0
-//! (its large blocks in 4 KiB pages, ~48,000 faults a call, nothing reused:
-//! 55-65 ns an entry); jemalloc 5.3 with its default settings (3,700-5,900
-//! faults a call after the first, 48-53 ns: too little kept).
+//! Invariants: never blocks (the list of kept blocks is taken with a
+//! try-lock, and a thread that finds it busy maps or unmaps on its own, so a
+//! `fork` while another thread holds it cannot deadlock the child); never
+//! allocates (the environment is read by `getenv`); never panics.
 //!
-//! Never blocks: the list of kept blocks is taken with a try-lock, and a
-//! thread that finds it busy maps or unmaps on its own (so a `fork` while
-//! another thread holds it cannot deadlock the child).  Never allocates
-//! (the environment is read by `getenv`) and never panics.
+//! Rejected:
+//! - the system allocator alone: every large call faults its pages in again,
+//!   and its large blocks are not 2 MiB-aligned.
+//! - mimalloc: a higher peak RSS on the same calls and slower TREC file
+//!   loads, for a C dependency (preloaded, its large blocks were 4 KiB pages).
+//! - jemalloc with its default decay: too little kept between calls to help.
+//! - a cap of gigabytes by default: up to that much of every importing
+//!   process's RSS held after its large calls.
+//! - a cap stretching to the bytes in use while a call runs: no gain beyond
+//!   the noise, for a bound that grows with what the caller holds.
+//! - giving kept blocks back after some idle time instead of a byte cap: it
+//!   needs a thread or a timer, and an allocator must not start one.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Blocks of this many bytes or more are mapped here (with an alignment of
 /// at most [`HUGE`]); smaller ones are the system's.  Why 4 MiB and not 16:
-/// the buffers of 1M judgments are 4-20 MB, and `malloc` gave their pages
-/// back too (its heap trimmed, or blocks mapped on their own): `Qrels(dict)`
-/// of the 100k-query bench's judgments, 20 calls a process, one thread,
-/// 2026-11-27, best 52-54 ms against 66-75 with 16 MiB (two processes each,
-/// alternated).
+/// the buffers of 1M judgments are 4-20 MB, and `malloc` gives their pages
+/// back too (its heap trimmed, or blocks mapped on their own).
 pub const LARGE: usize = 4 << 20;
 
 /// The huge page size, and the alignment and granularity of a large block.
 pub const HUGE: usize = 2 << 20;
 
 /// Freed large blocks kept for reuse, MiB, unless `RANKLENS_KEEP_FREED_MIB`
-/// says otherwise.
-pub const DEFAULT_KEEP_MIB: usize = 2048;
+/// says otherwise: enough for the buffers of a few million entries.
+pub const DEFAULT_KEEP_MIB: usize = 256;
 
 /// The allocator (see the module note).
 pub struct Allocator;
@@ -263,6 +260,16 @@ pub fn parse_mib(s: &[u8]) -> Option<usize> {
     )
 }
 
+/// The bytes that may be kept for a `RANKLENS_KEEP_FREED_MIB` of `mib`
+/// (`None`: unset or unreadable, the default); never `usize::MAX` (which
+/// marks a cap not read yet).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn cap_bytes(mib: Option<usize>) -> usize {
+    mib.unwrap_or(DEFAULT_KEEP_MIB)
+        .saturating_mul(1 << 20)
+        .min(usize::MAX - 1)
+}
+
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl Pool {
     /// An empty pool keeping up to `RANKLENS_KEEP_FREED_MIB` (read at its
@@ -314,8 +321,7 @@ impl Pool {
         if k != usize::MAX {
             return k;
         }
-        let mib = env_mib().unwrap_or(DEFAULT_KEEP_MIB);
-        let bytes = mib.saturating_mul(1 << 20).min(usize::MAX - 1);
+        let bytes = cap_bytes(env_mib());
         self.keep.store(bytes, Ordering::Relaxed);
         bytes
     }

@@ -33,6 +33,19 @@ fn parse_mib_takes_digits_only() {
 }
 
 #[test]
+fn the_cap_is_the_default_unless_set() {
+    assert_eq!(cap_bytes(None), DEFAULT_KEEP_MIB << 20);
+    assert_eq!(cap_bytes(Some(0)), 0);
+    assert_eq!(cap_bytes(Some(1024)), 1 << 30);
+    assert_eq!(
+        cap_bytes(parse_mib(b"not a number")),
+        DEFAULT_KEEP_MIB << 20
+    );
+    // The default the README documents (and `tests/test_memory_bound.py`).
+    assert_eq!(DEFAULT_KEEP_MIB, 256);
+}
+
+#[test]
 fn a_failed_try_leaves_the_holder_its_lock() {
     let pool = Pool::keeping(0);
     let held = pool.lock();
