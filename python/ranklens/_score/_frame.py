@@ -22,6 +22,10 @@ def _column_values(df: Any, col: str) -> list[Any]:
             f"no column {col!r} in the frame (columns: {', '.join(map(str, df.columns))})"
         )
     series = df[col]
+    if getattr(series, "ndim", 1) != 1:  # a pandas frame with the name twice
+        raise RanklensInputError(
+            f"the frame has {series.shape[1]} columns named {col!r}: one column per name"
+        )
     if hasattr(series, "to_list"):  # polars
         return series.to_list()
     return series.tolist()
