@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ranklens._checks import twice_text
 from ranklens._io._lines import field_lines
 from ranklens.errors import ParseError, RanklensInputError
 
@@ -40,20 +41,33 @@ def _id(value: Any, what: str) -> str:
 
 
 def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float]]]:
-    """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked."""
+    """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked: a
+    query or (query, document) id given both as an int and as a str (``1`` and
+    ``"1"``) is an error in ``evaluate``'s words."""
     out: dict[str, dict[str, dict[str, float]]] = {}
+    # The type each query and (query, document) id first came as: ``1`` and
+    # ``"1"`` are one id once written as a string, an error as in ``evaluate``.
+    q_kind: dict[str, type] = {}
+    d_kind: dict[tuple[str, str], type] = {}
     for row in rows:
         # The common row, a 4-tuple of str ids and a number, takes no call.
         if type(row) is tuple and len(row) == 4:
             q, s, d, label = row
         else:
             q, s, d, label = _row(row)
+        q_obj, d_obj = q, d
         if type(q) is not str:
             q = _id(q, "query_id")
         if type(s) is not str:
             s = _id(s, "subtopic")
         if type(d) is not str:
             d = _id(d, "doc_id")
+        first = q_kind.setdefault(q, type(q_obj))
+        if first is not type(q_obj) and (first is str or type(q_obj) is str):
+            raise RanklensInputError(twice_text("query", q, q_obj))
+        first = d_kind.setdefault((q, d), type(d_obj))
+        if first is not type(d_obj) and (first is str or type(d_obj) is str):
+            raise RanklensInputError(f'query "{q}": ' + twice_text("document", d, d_obj))
         if type(label) is not int and type(label) is not float:
             if isinstance(label, bool) or not isinstance(label, (int, float)):
                 raise RanklensInputError(
