@@ -172,6 +172,15 @@ def check_tolerance(value: Any, name: str) -> float:
     return v
 
 
+def check_mapping(data: Any, what: str, of: str) -> None:
+    """Refuse ``data`` that is not a mapping (anything with ``items()``), naming
+    the argument and what it maps to (``of``)."""
+    if not hasattr(data, "items") or isinstance(data, (str, bytes)):
+        raise RanklensInputError(
+            f"{what} must be a mapping query id -> {of}, got {type(data).__name__}"
+        )
+
+
 def twice_text(what: str, key: str, obj: Any) -> str:
     """The words of ``evaluate`` for two ids that are one once written as
     strings (``1`` and ``"1"``); ``what``: ``"query"`` or ``"document"``."""
