@@ -31,7 +31,7 @@ _UNORDERED_ITERS = frozenset(
     type(iter(x)) for x in (set(), frozenset(), {}.keys(), {}.values(), {}.items())
 )
 
-#: Row types a ranking reader takes without a look (the common ones).
+#: Types a one-sample ranking reader takes without a look (the common ones).
 ORDERED_ROWS = frozenset((list, tuple, dict, np.ndarray))
 
 #: Integers past this magnitude are not all exact as float64.
@@ -48,16 +48,6 @@ def check_ordered(x: Any, what: str) -> None:
             "a list, a tuple, an array or a mapping id -> score (sorted(...) or list(...) "
             "of a container in ranked order)"
         )
-
-
-def check_ordered_rows(rows: Any, what: str) -> None:
-    """:func:`check_ordered` on a batch (``rows`` must have a length: it is read
-    again by the core) and on each of its rows, naming the first bad row."""
-    check_ordered(rows, what)
-    if set(map(type, rows)) <= ORDERED_ROWS:
-        return
-    for i, row in enumerate(rows):
-        check_ordered(row, f"{what}[{i}]")
 
 
 def check_mask(mask: np.ndarray, name: str = "mask") -> np.ndarray:

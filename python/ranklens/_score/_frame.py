@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_ordered_rows, check_threads
+from ranklens._checks import check_ordered, check_threads
 from ranklens._score._scorer import Cutoffs, MetricsArg, cached_scorer
 from ranklens.errors import RanklensInputError, RanklensWarning, UnknownMetricError
 
@@ -77,8 +77,7 @@ def autorag_columns(
     where AutoRAG returns ``None`` (see :mod:`ranklens.compat.autorag` for the
     definitions); ``metrics`` may carry the ``retrieval_`` prefix."""
     wanted = [(m, _autorag_column(m)) for m in metrics]
-    if hasattr(retrieved_ids, "__len__"):
-        check_ordered_rows(retrieved_ids, "retrieved_ids")
+    check_ordered(retrieved_ids, "retrieved_ids")
     values = _ranklens.autorag_retrieval(
         retrieval_gt,
         retrieved_ids,

@@ -21,7 +21,6 @@ from ranklens._checks import (
     check_max_docs,
     check_miss,
     check_ordered,
-    check_ordered_rows,
     check_threads,
     check_ties,
     checked_level,
@@ -102,7 +101,8 @@ class Scorer(_ranklens.RowScorer):
 
     A retrieved list must have an order: a ``set``, a ``frozenset`` or a dict
     view is refused naming its type (their order changes with
-    ``PYTHONHASHSEED``); a dict id -> score is ranked by its scores.
+    ``PYTHONHASHSEED``); a dict id -> score is ranked by its scores.  In a batch
+    the list of rows is checked so; its rows are the core row reader's to check.
 
     Why a subclass of the native class: a call on one sample runs one type test
     in Python, then the native ``__call__`` reads the sample and builds the
@@ -199,7 +199,6 @@ class Scorer(_ranklens.RowScorer):
         contiguous), and the rows ``empty="skip"`` left out (NaN in the array)."""
         _num_rows(retrieved_lists, "retrieved_lists")
         _num_rows(relevant_lists, "relevant_lists")
-        check_ordered_rows(retrieved_lists, "retrieved_lists")
         values, empty = self._batch(retrieved_lists, relevant_lists, check_threads(threads))
         skipped = np.flatnonzero(empty) if self.empty == "skip" else ()
         return values, skipped
