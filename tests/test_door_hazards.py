@@ -142,6 +142,7 @@ BATCH_ROWS = (
     "the Scorer's batch row reader (src/bindings/scorer.rs) takes a set row in hash order; "
     "a Python pre-scan costs one pointer chase per row (+75% on a batch of short rows)"
 )
+AUTORAG_ROWS = BATCH_ROWS.replace("the Scorer's", "AutoRAG's").replace("scorer.rs", "autorag.rs")
 PACK_IDS = "pack_ids (rows format) writes 1 and '1' as one id without looking at the type"
 
 
@@ -748,7 +749,7 @@ def _autorag() -> dict[str, Cell]:
     return {
         "unordered": (
             lambda c: rm([[["a"]]], [{"a", "b"}], ["mrr"]),
-            _rust(_raises_input(f"row 0.*{UNORDERED}"), BATCH_ROWS.replace("Scorer's", "AutoRAG")),
+            _rust(_raises_input(f"row 0.*{UNORDERED}"), AUTORAG_ROWS),
         ),
         # AutoRAG's own definitions count a duplicate (documented in compat.autorag)
         "duplicate_ids": (
