@@ -1117,3 +1117,28 @@ def test_every_bad_distance_tolerance_is_refused(epsilon: Any) -> None:
     a, d = np.array([[1, 2]]), (np.ones((1, 2)), np.ones((1, 2)))
     with pytest.raises(RanklensInputError, match="epsilon must be"):
         ranklens.knn_recall(a, a, 2, d, epsilon=epsilon)
+
+
+@pytest.mark.parametrize("backend", ["python", "rust"])
+def test_g_where_labels_swallow_the_2(backend: str) -> None:
+    # 2 + C - S is 0 when labels past 2**53 swallow the 2: log2 is -inf, the term -0.0
+    q, r = {"q1": {"a": 1e300, "b": 1e300}}, {"q1": {"a": 2.0, "b": 1.0}}
+    assert ranklens.evaluate(q, r, "g", backend=backend)["g"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "python",
+        pytest.param(
+            "rust",
+            marks=pytest.mark.xfail(
+                strict=True, reason="Rust core: G divides by an infinite ideal gain sum (0.0)"
+            ),
+        ),
+    ],
+)
+def test_g_with_an_ideal_gain_sum_past_the_largest_float(backend: str) -> None:
+    q, r = {"q1": {"a": 1.7e308, "b": 1.7e308, "c": 1}}, {"q1": {"c": 2.0}}
+    with pytest.raises(RanklensInputError, match=f'query "q1", metric g: .*{OVERFLOW}'):
+        ranklens.evaluate(q, r, "g", backend=backend)
