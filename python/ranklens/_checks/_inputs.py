@@ -27,9 +27,8 @@ from ranklens.errors import RanklensInputError
 #: Containers whose iteration order is not a ranking (hash order, or a dict
 #: view that is not the object the caller ranked).
 _UNORDERED = (Set, KeysView, ValuesView, ItemsView)
-_UNORDERED_ITERS = frozenset(
-    type(iter(x)) for x in (set(), frozenset(), {}.keys(), {}.values(), {}.items())
-)
+_EMPTY_UNORDERED: tuple[Any, ...] = (set(), frozenset(), {}.keys(), {}.values(), {}.items())
+_UNORDERED_ITERS = frozenset(type(iter(x)) for x in _EMPTY_UNORDERED)
 
 #: Types a one-sample ranking reader takes without a look (the common ones).
 ORDERED_ROWS = frozenset((list, tuple, dict, np.ndarray))

@@ -167,7 +167,7 @@ class Scorer(_ranklens.RowScorer):
     def __call__(self, retrieved: Any, relevant: Any) -> Scores:
         if type(retrieved) not in ORDERED_ROWS:
             check_ordered(retrieved, "retrieved")
-        return _native_call(self, retrieved, relevant)  # type: ignore[no-any-return]
+        return _native_call(self, retrieved, relevant)  # type: ignore[return-value]
 
     @property
     def names(self) -> list[str]:
