@@ -45,10 +45,10 @@ def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float
     query or (query, document) id given both as an int and as a str (``1`` and
     ``"1"``) is an error in ``evaluate``'s words."""
     out: dict[str, dict[str, dict[str, float]]] = {}
-    # The type each query and (query, document) id first came as: ``1`` and
-    # ``"1"`` are one id once written as a string, an error as in ``evaluate``.
-    q_kind: dict[str, type] = {}
-    d_kind: dict[tuple[str, str], type] = {}
+    # Whether each query and (query, document) id first came as a string: ``1``
+    # and ``"1"`` are one id once written as a string, an error as in ``evaluate``.
+    q_text: dict[str, bool] = {}
+    d_text: dict[tuple[str, str], bool] = {}
     for row in rows:
         # The common row, a 4-tuple of str ids and a number, takes no call.
         if type(row) is tuple and len(row) == 4:
@@ -62,11 +62,11 @@ def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float
             s = _id(s, "subtopic")
         if type(d) is not str:
             d = _id(d, "doc_id")
-        first = q_kind.setdefault(q, type(q_obj))
-        if first is not type(q_obj) and (first is str or type(q_obj) is str):
+        text = isinstance(q_obj, str)
+        if q_text.setdefault(q, text) is not text:
             raise RanklensInputError(twice_text("query", q, q_obj))
-        first = d_kind.setdefault((q, d), type(d_obj))
-        if first is not type(d_obj) and (first is str or type(d_obj) is str):
+        text = isinstance(d_obj, str)
+        if d_text.setdefault((q, d), text) is not text:
             raise RanklensInputError(f'query "{q}": ' + twice_text("document", d, d_obj))
         if type(label) is not int and type(label) is not float:
             if isinstance(label, bool) or not isinstance(label, (int, float)):
