@@ -1039,9 +1039,9 @@ def test_score_frame_reads_pandas_columns_in_place():
     # Each frame has its own view of the cached column index.
     got.columns.name = "metric"
     assert ranklens.score_frame(df, metrics=metrics, semantics="trec").columns.name is None
-    # A repeated column name takes the public path (df[col] is then a frame).
+    # A repeated column name is refused by name (df[col] is then a frame).
     twice = pd.concat([df, df[["retrieved_ids"]]], axis=1)
-    with pytest.raises(AttributeError):
+    with pytest.raises(RanklensInputError, match="2 columns named 'retrieved_ids'"):
         ranklens.score_frame(twice, metrics=metrics, semantics="trec")
     # Cells held as numpy arrays (what pandas.read_parquet gives for lists).
     arrays = df.assign(retrieved_ids=[np.array(r) if isinstance(r, list) else r for r in retrieved])

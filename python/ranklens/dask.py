@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens._checks import twice_text
 from ranklens._distributed import (
     Columns,
     MetricsArg,
@@ -61,6 +62,9 @@ DEFAULT_BROADCAST_LIMIT = 2_000_000
 
 # Internal column names after projection: the user's names never reach the shuffle.
 _Q, _D, _V, _SIDE, _POS = "_rl_query", "_rl_doc", "_rl_value", "_rl_side", "_rl_position"
+# 1 where a query id came as an int, 0 as anything else: ``1`` and ``"1"`` are one
+# string after the projection, and may meet only after the shuffle.
+_QKIND = "_rl_qkind"
 _RUN, _QRELS = 0, 1
 
 
@@ -95,7 +99,10 @@ def evaluate(
     the run (``broadcast_limit=0`` forces that).
     ``query``, ``doc``, ``score``, ``label``: column names (those of
     ``Run.from_pandas`` / ``Qrels.from_pandas`` by default); ids may be strings,
-    integers or categoricals.
+    integers or categoricals.  A query id given both as an int and as a str (``1``
+    and ``"1"``) in an object column is an error, as in ``evaluate``; Dask's
+    default ``dataframe.convert-string`` makes such a column strings when the
+    frame is built, before ranklens sees it.
     ``position``: with ``ties="input"`` only, and then required: a column giving
     each row's order within its query (e.g. the TREC rank), since a shuffle does
     not keep row order.  Positions must be distinct within a query.
@@ -198,6 +205,7 @@ def _prepare(pdf: Any, src: list[str | None], side: int | None) -> Any:
     string = pd.StringDtype("pyarrow")
     data: dict[str, Any] = {
         _Q: pdf[src[0]].astype(string),
+        _QKIND: _int_kind(pdf[src[0]]),
         _D: pdf[src[1]].astype(string),
         # nullable columns too: a null becomes NaN, which the encoder rejects by name
         _V: pdf[src[2]].to_numpy(dtype=np.float64, na_value=np.nan),
@@ -211,9 +219,39 @@ def _prepare(pdf: Any, src: list[str | None], side: int | None) -> Any:
     return out
 
 
+def _int_kind(ids: Any) -> Any:
+    """Per row, 1 if the id is an integer, else 0 (an object column is looked at
+    row by row; any other dtype holds one kind)."""
+    import pandas as pd
+
+    dt = ids.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        dt = dt.categories.dtype
+    if not (isinstance(dt, np.dtype) and dt.kind == "O"):
+        kind = 1 if pd.api.types.is_integer_dtype(dt) else 0
+        return np.full(len(ids), kind, dtype=np.int8)
+    return np.fromiter(
+        (isinstance(v, (int, np.integer)) for v in ids.tolist()), dtype=np.int8, count=len(ids)
+    )
+
+
+def _check_kinds(pdf: Any, what: str) -> None:
+    """Refuse a query id given both as an int and as a str (``1`` and ``"1"``),
+    in ``evaluate``'s words; all rows of a query are in this partition."""
+    kinds = pdf[_QKIND].to_numpy()
+    if len(kinds) == 0 or kinds.min() == kinds.max():
+        return
+    pairs = pdf[[_Q, _QKIND]].drop_duplicates()
+    both = pairs[pairs[_Q].duplicated(keep=False)]
+    qid = str(both[_Q].iloc[0])
+    shown: Any = qid if int(both[_QKIND].iloc[-1]) == 0 else int(qid)
+    raise RanklensInputError(f"the {what}: " + twice_text("query", qid, shown))
+
+
 def _score_broadcast(pdf: Any, shared: SharedQrels, plan: Plan, cols: Columns) -> Any:
     if len(pdf) == 0:
         return empty_output(plan)
+    _check_kinds(pdf, "run")
     return score_frames(pdf, shared, plan, cols)
 
 
@@ -221,6 +259,8 @@ def _score_joined(pdf: Any, plan: Plan, cols: Columns) -> Any:
     side = pdf[_SIDE].to_numpy()
     run_pdf = pdf[side == _RUN]
     qrels_pdf = pdf[side == _QRELS]
+    _check_kinds(run_pdf, "run")
+    _check_kinds(qrels_pdf, "qrels")
     return score_frames(run_pdf, qrels_pdf, plan, cols)
 
 

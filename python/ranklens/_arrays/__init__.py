@@ -8,7 +8,11 @@ candidates.  Semantics (the same for every entry point here):
   non-relevant; a negative label is trec_eval's "in the pool, unjudged" (never
   relevant, gain 0).  ``mask=`` (True: a candidate) or ``lengths=`` (row ``i``
   holds its first ``lengths[i]`` columns) leave cells out; left-out cells are never
-  read, so they may hold NaN.
+  read, so they may hold NaN.  A mask is a bool array, or integers that are all 0
+  or 1 (torch and numpy code often builds masks as ``int8``/``int64``); any
+  other dtype (floats, whose NaN would read as True, strings, objects,
+  datetimes, complex) and numpy masked arrays (whose own mask would be ignored)
+  are refused naming the dtype, an integer other than 0/1 naming its cell.
 * **Ranking.**  Score descending.  ``ties="first"`` (default): equal scores in
   column order, the lower column first (``np.argsort(-scores, kind="stable")``).
   ``"expected"``: the exact expected value over the orderings of each group of
@@ -35,7 +39,16 @@ candidates.  Semantics (the same for every entry point here):
   that requires grad is read detached, its values only); a torch
   bfloat16 tensor (which numpy refuses) as its int16 view's bits, scores without a
   copy (torch is looked up among the loaded modules, never imported).  NaN
-  scores and NaN or infinite labels are errors naming the cell.
+  scores and NaN or infinite labels are errors naming the cell.  Scores are
+  compared as float64: 64-bit integer scores (int64, uint64) of magnitude above
+  2**53, where float64 no longer tells neighbouring integers apart (distinct
+  scores would tie silently), are refused naming the first such cell; up to
+  2**53 they rank exactly.
+* **Ids** (:func:`evaluate_topk`, :func:`knn_recall`).  Integers; a negative id is
+  padding.  An array of another dtype is refused naming its dtype; a list of
+  lists is checked id by id (a float, bool or string id is an error naming its
+  row and column; ``ids`` rows must be of one length, ``relevant`` id rows are
+  padded for you).
 """
 
 from __future__ import annotations

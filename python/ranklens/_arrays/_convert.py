@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens._checks import check_exact_scores, check_int_ids, int_rows
 from ranklens.errors import RanklensInputError
 
 # Dtypes the core reads as they are.
@@ -83,6 +84,8 @@ def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.n
         raise RanklensInputError(
             f"{name} must be 2-D (rows x candidates), got shape {a.shape}{hint}"
         )
+    if not labels:
+        check_exact_scores(a, name)
     half = ""
     dt = a.dtype
     if bf16 and dt == np.uint16:
@@ -115,17 +118,17 @@ def _half_to_f32(bits: np.ndarray, half: str) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def ragged(rows: Sequence[Sequence[int]]) -> np.ndarray:
-    """A list of id lists as a matrix padded with -1."""
-    width = max((len(r) for r in rows), default=0)
-    out = np.full((len(rows), width), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = r
-    return out
+def ragged(rows: Sequence[Sequence[int]], name: str) -> np.ndarray:
+    """A list of id lists as a matrix padded with -1, each id checked."""
+    return int_rows(rows, name, ragged=True)
 
 
 def id_matrix(x: Any, name: str) -> np.ndarray:
-    """An id matrix as int64 (other integer dtypes are copied)."""
+    """An id matrix as int64 (other integer dtypes are copied).  A list of lists
+    is checked id by id (numpy would turn ``True`` into 1 and ``1.5`` a float
+    array): rows of one length, integer ids."""
+    if isinstance(x, (list, tuple)):
+        return int_rows(x, name, ragged=False)
     a = as_array(x, name)
     if a.ndim != 2:
         raise RanklensInputError(f"{name} must be 2-D (rows x ids), got shape {a.shape}")
@@ -137,8 +140,7 @@ def id_matrix(x: Any, name: str) -> np.ndarray:
 
 def as_int64(a: np.ndarray, name: str) -> np.ndarray:
     """An integer array as int64 (other integer dtypes are copied)."""
-    if a.dtype.kind not in "iu":
-        raise RanklensInputError(f"{name} must hold integers, got dtype {a.dtype}")
+    check_int_ids(a, name)
     if a.dtype == np.int64:
         return a
     if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:

@@ -18,7 +18,7 @@ from ranklens._arrays._convert import (
     matrix,
     ragged,
 )
-from ranklens._checks import check_level, check_threads, positive_int
+from ranklens._checks import check_level, check_mask, check_threads, check_tolerance, positive_int
 from ranklens._evaluate import Results
 from ranklens._names import Metric, parse_metrics
 from ranklens._names._families import FAMILIES
@@ -164,7 +164,7 @@ def evaluate_dense(
             raise RanklensInputError(
                 f"mask has shape {mask_arr.shape}, scores {s.shape}: they must match"
             )
-        mask_arr = (mask_arr if mask_arr.dtype == np.bool_ else mask_arr != 0).view(np.uint8)
+        mask_arr = check_mask(mask_arr)
         if any(st < 0 for st in mask_arr.strides):
             mask_arr = np.ascontiguousarray(mask_arr)
     if lengths is not None:
@@ -255,7 +255,9 @@ def evaluate_topk(
       label.  The judged candidates are the retrieved ones, so R counts the
       relevant ones among them (what was not retrieved is unknown).
 
-    A non-negative id twice in one row is an error.  ``k``, ``relevance_level``,
+    Ids are integers: a float, bool or string id, or (for ``ids``) rows of
+    different lengths, is an error naming the row and column.  A non-negative id
+    twice in one row is an error.  ``k``, ``relevance_level``,
     ``empty`` and ``threads``: as in :func:`evaluate_dense`.
     """
     return _topk(ids, relevant, metrics, k, relevance_level, empty, threads, relevant_is)
@@ -273,12 +275,17 @@ def _topk(
 ) -> Results:
     ms, specs, level, nthreads = _setup(metrics, k, relevance_level, threads, empty)
     ids_a = id_matrix(ids, "ids")
-    rel = (
-        ragged(relevant) if isinstance(relevant, (list, tuple)) else as_array(relevant, "relevant")
-    )
+    _choice(relevant_is, ("auto", "ids", "labels"), "relevant_is")
+    if isinstance(relevant, (list, tuple)) and relevant_is != "labels":
+        try:
+            rel = ragged(relevant, "relevant")
+        except RanklensInputError as e:
+            hint = " (labels? pass relevant_is='labels')" if relevant_is == "auto" else ""
+            raise RanklensInputError(f"{e}{hint}") from None
+    else:
+        rel = as_array(relevant, "relevant")
     if rel.ndim != 2:
         raise RanklensInputError(f"relevant must be 2-D, got shape {rel.shape}")
-    _choice(relevant_is, ("auto", "ids", "labels"), "relevant_is")
     labels = rel.dtype.kind in "fb" if relevant_is == "auto" else relevant_is == "labels"
     if labels:
         rel_a, _ = matrix(rel, "relevant", labels=True)
@@ -309,7 +316,8 @@ def knn_recall(
     exact_dist)``: ann-benchmarks' definition instead, robust to equidistant
     neighbours: the share of the first ``k`` approximate neighbours whose distance
     is at most the ``k``-th exact distance + ``epsilon`` (ids are then not read).
-    The mean over queries is ``knn_recall(...).mean()``.
+    ``epsilon`` must be finite and >= 0.  The mean over queries is
+    ``knn_recall(...).mean()``.
     """
     positive_int(k, "k")
     nthreads = check_threads(threads)
@@ -321,4 +329,5 @@ def knn_recall(
     ad, ed = (
         float_matrix(d, n) for d, n in zip(distances, ("approx distances", "exact distances"))
     )
-    return _ranklens.knn_recall_distances(ad, ed, k, float(epsilon), nthreads)
+    eps = check_tolerance(epsilon, "epsilon")
+    return _ranklens.knn_recall_distances(ad, ed, k, eps, nthreads)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens._checks import twice_text
 from ranklens._io._lines import field_lines
 from ranklens.errors import ParseError, RanklensInputError
 
@@ -46,20 +47,33 @@ def _id(value: Any, what: str) -> str:
 
 
 def encode_subtopics(rows: Iterable[Any]) -> dict[str, dict[str, dict[str, float]]]:
-    """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked."""
+    """``{query_id: {doc_id: {subtopic: label}}}`` from the rows, checked: a
+    query or (query, document) id given both as an int and as a str (``1`` and
+    ``"1"``) is an error in ``evaluate``'s words."""
     out: dict[str, dict[str, dict[str, float]]] = {}
+    # Whether each query and (query, document) id first came as a string: ``1``
+    # and ``"1"`` are one id once written as a string, an error as in ``evaluate``.
+    q_text: dict[str, bool] = {}
+    d_text: dict[tuple[str, str], bool] = {}
     for row in rows:
         # The common row, a 4-tuple of str ids and a number, takes no call.
         if type(row) is tuple and len(row) == 4:
             q, s, d, label = row
         else:
             q, s, d, label = _row(row)
+        q_obj, d_obj = q, d
         if type(q) is not str:
             q = _id(q, "query_id")
         if type(s) is not str:
             s = _id(s, "subtopic")
         if type(d) is not str:
             d = _id(d, "doc_id")
+        text = isinstance(q_obj, str)
+        if q_text.setdefault(q, text) is not text:
+            raise RanklensInputError(twice_text("query", q, q_obj))
+        text = isinstance(d_obj, str)
+        if d_text.setdefault((q, d), text) is not text:
+            raise RanklensInputError(f'query "{q}": ' + twice_text("document", d, d_obj))
         if type(label) is not int and type(label) is not float:
             if isinstance(label, bool) or not isinstance(label, (int, float)):
                 raise RanklensInputError(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import MAX_LINE_BYTES, check_max_line, check_path
+from ranklens._checks import MAX_LINE_BYTES, check_mapping, check_max_line, check_path
 from ranklens._data._side import ARRAYS, PathLike, Side, column_names
 from ranklens._io._common import DOC, QUERY
 from ranklens.errors import RanklensInputError
@@ -40,6 +40,8 @@ class Qrels(Side):
     _subtopic_names: list[list[str]] | None = None
 
     def __init__(self, data: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        if data is not None:
+            check_mapping(data, "qrels", "{doc id: label}")
         arrays = _ranklens.encode_mapping({} if data is None else data, "qrels")
         super().__init__(arrays)
 

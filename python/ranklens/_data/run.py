@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import MAX_LINE_BYTES, check_max_line, check_path, check_score_precision
+from ranklens._checks import (
+    MAX_LINE_BYTES,
+    check_mapping,
+    check_max_line,
+    check_path,
+    check_score_precision,
+)
 from ranklens._data._side import PathLike, Side, column_names
 from ranklens._io._common import DOC, QUERY
 
@@ -41,6 +47,8 @@ class Run(Side):
         name: str | None = None,
         score_precision: str = "f64",
     ) -> None:
+        if data is not None:
+            check_mapping(data, "run", "{doc id: score} or [doc ids]")
         arrays = _ranklens.encode_mapping(
             {} if data is None else data, "run", check_score_precision(score_precision)
         )

@@ -73,8 +73,11 @@ def from_pandas(
                 f"no column {_common.q(n)} (columns: {', '.join(map(str, have))})"
             )
     q, d, v = (df[n] for n in names)
-    if isinstance(q, pd.DataFrame) or isinstance(d, pd.DataFrame) or isinstance(v, pd.DataFrame):
-        raise RanklensInputError("the frame has several columns of one of the names")
+    for n, col in zip(names, (q, d, v)):
+        if isinstance(col, pd.DataFrame):
+            raise RanklensInputError(
+                f"the frame has {col.shape[1]} columns named {_common.q(n)}: one column per name"
+            )
     columns = [
         _pandas_ids(q, names[0]),
         _pandas_ids(d, names[1]),

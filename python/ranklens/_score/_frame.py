@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_threads
+from ranklens._checks import check_ordered, check_threads
 from ranklens._score._scorer import Cutoffs, MetricsArg, cached_scorer
 from ranklens.errors import RanklensInputError, RanklensWarning, UnknownMetricError
 
@@ -22,6 +22,10 @@ def _column_values(df: Any, col: str) -> list[Any]:
             f"no column {col!r} in the frame (columns: {', '.join(map(str, df.columns))})"
         )
     series = df[col]
+    if getattr(series, "ndim", 1) != 1:  # a pandas frame with the name twice
+        raise RanklensInputError(
+            f"the frame has {series.shape[1]} columns named {col!r}: one column per name"
+        )
     if hasattr(series, "to_list"):  # polars
         return series.to_list()
     return series.tolist()
@@ -73,6 +77,7 @@ def autorag_columns(
     where AutoRAG returns ``None`` (see :mod:`ranklens.compat.autorag` for the
     definitions); ``metrics`` may carry the ``retrieval_`` prefix."""
     wanted = [(m, _autorag_column(m)) for m in metrics]
+    check_ordered(retrieved_ids, "retrieved_ids")
     values = _ranklens.autorag_retrieval(
         retrieval_gt,
         retrieved_ids,

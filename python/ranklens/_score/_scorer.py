@@ -14,10 +14,13 @@ import numpy as np
 
 from ranklens import _ranklens
 from ranklens._checks import (
+    MAX_COUNT,
+    ORDERED_ROWS,
     check_empty,
     check_level,
     check_max_docs,
     check_miss,
+    check_ordered,
     check_threads,
     check_ties,
     checked_level,
@@ -38,10 +41,17 @@ def expand_cutoffs(metrics: MetricsArg, k: Cutoffs = None) -> list[Metric]:
     ms = parse_metrics(metrics)
     if k is None:
         return ms
-    ks = [k] if isinstance(k, int) else list(k)
+    if isinstance(k, (int, np.integer)):
+        ks = [k]
+    elif isinstance(k, (str, bytes)) or not isinstance(k, Iterable):
+        raise RanklensInputError(f"k must be a positive integer or a list of them, got {k!r}")
+    else:
+        ks = list(k)
     for c in ks:
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
             raise RanklensInputError(f"k must be positive integers, got {c!r}")
+        if c > MAX_COUNT:
+            raise RanklensInputError(f"k must be at most {MAX_COUNT}, got {c}")
     if not ks:
         raise RanklensInputError("k is an empty list")
     out: list[Metric] = []
@@ -57,11 +67,17 @@ def _num_rows(obj: Any, what: str) -> int:
     if isinstance(obj, (str, bytes)) or isinstance(obj, Mapping):
         raise RanklensInputError(f"{what} must be a list with one entry per row")
     try:
-        return len(obj)
+        n = len(obj)
     except TypeError:
         raise RanklensInputError(
             f"{what} must be a list with one entry per row, got {type(obj).__name__}"
         ) from None
+    check_ordered(obj, what)
+    return n
+
+
+#: The native one-sample call, looked up once (``super()`` costs a lookup per call).
+_native_call = _ranklens.RowScorer.__call__
 
 
 class Scorer(_ranklens.RowScorer):
@@ -83,8 +99,15 @@ class Scorer(_ranklens.RowScorer):
     ``.mean()``).  Bad input raises :class:`~ranklens.errors.RanklensInputError`
     naming the row (in a batch) and the document.
 
-    Why a subclass of the native class: a call on one sample then runs no Python
-    code at all (the native ``__call__`` builds the result).
+    A retrieved list must have an order: a ``set``, a ``frozenset`` or a dict
+    view is refused naming its type (their order changes with
+    ``PYTHONHASHSEED``); a dict id -> score is ranked by its scores.  In a batch
+    the list of rows is checked so; its rows are the core row reader's to check.
+
+    Why a subclass of the native class: a call on one sample runs one type test
+    in Python, then the native ``__call__`` reads the sample and builds the
+    result.  Rejected: the order test inside the native reader (the core is
+    shared with other doors and changes separately).
     """
 
     metrics: list[Metric]
@@ -140,6 +163,11 @@ class Scorer(_ranklens.RowScorer):
         self.judged_only = bool(judged_only)
         self.max_docs = max_docs
         return self
+
+    def __call__(self, retrieved: Any, relevant: Any) -> Scores:
+        if type(retrieved) not in ORDERED_ROWS:
+            check_ordered(retrieved, "retrieved")
+        return _native_call(self, retrieved, relevant)  # type: ignore[return-value]
 
     @property
     def names(self) -> list[str]:
@@ -232,7 +260,10 @@ def cached_scorer(
     """A :class:`Scorer` for these arguments, built once: ``score`` in a loop then
     costs one call, not a parse of the names per sample."""
     if not isinstance(metrics, (str, Metric)):
-        metrics = tuple(metrics)  # a generator is read once, here
+        try:
+            metrics = tuple(metrics)  # a generator is read once, here
+        except TypeError:
+            pass  # not a list of names: Scorer raises, naming it
     ks = tuple(k) if isinstance(k, list) else k
     # The types too: True == 1 == 1.0, but a bool is not a valid k or level.
     key = (metrics, ks, type(k), type(level), level, empty, duplicates, miss, ties)
@@ -321,7 +352,17 @@ def score_labels(
     (``judged_only=True`` drops those first).  ``max_docs``: score only the top
     ``max_docs`` labels (the ground truth keeps them all).
     """
-    labels = list(labels)
+    check_ordered(labels, "labels")
+    if isinstance(labels, (str, bytes, Mapping)):
+        raise RanklensInputError(
+            f"labels must be a sequence of labels, top first, got {type(labels).__name__}"
+        )
+    try:
+        labels = list(labels)
+    except TypeError:
+        raise RanklensInputError(
+            f"labels must be a sequence of labels, top first, got {type(labels).__name__}"
+        ) from None
     scorer = Scorer(
         metrics,
         k=k,

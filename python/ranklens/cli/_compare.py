@@ -17,6 +17,7 @@ import os
 import sys
 
 from ranklens._checks import check_threads, level_text
+from ranklens._names import parse_metrics
 from ranklens.cli._options import add_metric_option
 from ranklens.compare import CORRECTIONS, TESTS, compare
 from ranklens.compare._compare import check_settings
@@ -78,6 +79,7 @@ def main(argv: list[str]) -> int:
     try:  # the settings before any file is read: a usage error is exit 2
         check_settings(args.test, args.correction, args.alpha, args.n_resamples, args.seed)
         check_threads(args.threads)
+        parse_metrics(args.metrics or _DEFAULT_METRICS)  # an unknown metric is usage
         if len(set(args.runs)) != len(args.runs):
             raise RanklensInputError("a run file is given twice")
     except RanklensInputError as e:

@@ -146,6 +146,8 @@ def _preds_target(preds: Any, target: Any, graded: bool) -> tuple[np.ndarray, np
 def _check_top_k(top_k: Any) -> None:
     if top_k is not None and not (isinstance(top_k, int) and top_k > 0):
         raise RanklensInputError("`top_k` has to be a positive integer or None")
+    if top_k is not None and top_k > 2**63 - 1:
+        raise RanklensInputError(f"`top_k` must be at most 2**63 - 1, got {top_k}")
 
 
 def _per_query(

@@ -28,6 +28,14 @@ from .gains import gain_of, gain_table, ideal_gains
 __all__ = ["bin_g", "g"]
 
 
+def _log2(x: float) -> float:
+    """log2 as C and Rust compute it: -inf at 0 (``2 + C - S`` is 0 when labels
+    past 2**53 swallow the 2), NaN below; ``math.log2`` raises there."""
+    if x > 0:
+        return math.log2(x)
+    return -math.inf if x == 0 else math.nan
+
+
 def bin_g(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
     level = level_of(metric, relevance_level)
     total, rel_above = 0.0, 0
@@ -51,6 +59,12 @@ def g(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: fl
         gi = gain_of(label, table)
         s += gi
         c += max(ideal[i] if i < len(ideal) else 0.0, 1.0)
+        if math.isinf(s) or math.isinf(c):
+            # past the largest float: C_i - S_i is no number; refused by the caller
+            return math.inf
         if gi != 0:
-            total += gi / math.log2(2 + c - s)
-    return total / sum(ideal)
+            total += gi / _log2(2 + c - s)
+    ideal_sum = sum(ideal)
+    if math.isinf(ideal_sum):
+        return math.inf  # a finite total over it would be 0.0, not the value
+    return total / ideal_sum

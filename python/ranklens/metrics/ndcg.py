@@ -19,7 +19,8 @@ Discount: the document at rank i (from 1) contributes gain / log2(i + 1).
   limited to the retrieved documents nor to num_ret ranks.
 * ``idcg@k`` = DCG of the ideal ranking cut at k; ``idcg`` = DCG of all of it.
 * ``ndcg@k`` = dcg@k / idcg@k; ``ndcg`` = dcg / idcg; 0 when the ideal DCG is 0
-  (no document with a positive label).
+  (no document with a positive label).  A DCG or ideal DCG past the largest
+  float makes the value infinite, which the caller refuses (never 0.0 or 1.0).
 
 Fewer than k retrieved: dcg@k just sums what there is, idcg@k still takes k ideal
 ranks (or all positive documents, if fewer).
@@ -68,7 +69,13 @@ def _ndcg_with(
     ideal = _discounted_sum(_ideal_labels(judgments, k), gain)
     if ideal <= 0:
         return 0.0
-    return _discounted_sum(ranking.top(k), gain) / ideal
+    dcg_k = _discounted_sum(ranking.top(k), gain)
+    if math.isinf(ideal) or math.isinf(dcg_k):
+        # A sum past the largest float: the quotient would be 0.0 (a finite DCG
+        # over an infinite ideal) or NaN, never the value; infinite, it is
+        # refused naming the query and metric (``metrics.evaluate_queries``).
+        return math.inf
+    return dcg_k / ideal
 
 
 def ndcg(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
