@@ -11,8 +11,8 @@
 //! ranking holds the positive group labels, largest first.
 //!
 //! Why a path of its own: `evaluate` on one sample first encodes both sides
-//! (vocabularies, sorting, joins), which costs ~100x the arithmetic on a
-//! ten-document list.
+//! (vocabularies, sorting, joins), which costs far more than the arithmetic
+//! on a ten-document list.
 //!
 //! Why a fused path for the binary sample (`score`, `score_binary`): the
 //! common RAG row is a list of relevant ids (each a group of one, label 1)

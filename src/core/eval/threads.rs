@@ -25,9 +25,8 @@ pub fn with_threads<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Sen
 /// [`with_threads`], or `f` on the calling thread when `one_task`: work that
 /// is one task of the pool's loops, which the pool would run on one of its
 /// threads after waking it, while the caller waits.  `threads` is checked
-/// either way.  Why: the hand-over cost more than the work of a small call
-/// (one row of 100 cells through `evaluate_dense`: median 17 us native, of
-/// which the work is 1-2; the pool's thread asleep between calls).  `f` must
+/// either way.  Why: the hand-over (waking the pool's thread, asleep between
+/// calls) costs several times the work of a small call.  `f` must
 /// then not use rayon: its loops run in order when they hold one task
 /// ([`try_for_each_row`], `dense::TASK_ROWS`, [`SERIAL_ROWS`]...), else they
 /// would start rayon's global pool, which a forked child inherits without
