@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn groups_and_misses() {
-        // groups {a, b} and {c}; retrieved a, x, b, y (as in eval.rs's
+        // groups {a, b} and {c}; retrieved a, x, b, y (as in eval/tests.rs's
         // groups_are_satisfied_once): one group of two found, b adds nothing.
         let sample = Sample {
             group_labels: &[1.0, 1.0],

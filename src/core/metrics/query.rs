@@ -39,7 +39,7 @@ pub struct Subtopics<'a> {
     /// The judged document at each rank of `Query::ranked` (same length), or
     /// [`UNJUDGED`].
     pub ranked: &'a [u32],
-    /// Computed once per query (`eval.rs`), or `None`: kernels then count.
+    /// Computed once per query (`eval/score.rs`), or `None`: kernels then count.
     /// The relevance level and the number of relevant judged documents of each
     /// subtopic at that level (one entry per subtopic index).
     pub relevant_docs: Option<(f64, &'a [u32])>,
