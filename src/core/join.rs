@@ -9,12 +9,14 @@
 //! length and its first and last 8 bytes (ids differ mostly in their
 //! trailing digits); a ranked document's key is compared with all of them at
 //! once, without branches, and only an equal key is confirmed on the bytes.
-//! A miss costs two loads and a dozen compares.  The earlier version hashed
-//! every ranked id (foldhash) and binary-searched the judged hashes: four
-//! unpredictable branches per row, ~25% of a 40-metric evaluation on
-//! 100-document rankings.  Larger judged sets keep that hashed binary search.
-//! A 256-bit Bloom filter in front of the binary search did not help: the
-//! hash it needs was the cost.
+//! A miss costs two loads and a dozen compares.  Larger judged sets use a
+//! hashed binary search (each ranked id hashed, the judged hashes searched).
+//!
+//! Rejected alternatives:
+//! * the hashed binary search for every set: four unpredictable branches per
+//!   row, a large share of a many-metric evaluation;
+//! * a 256-bit Bloom filter in front of the binary search: the hash it needs
+//!   is the cost.
 //!
 //! Keys and hashes only pre-select: a match is always decided by comparing the
 //! bytes, so a collision costs time, never a wrong label.

@@ -1,18 +1,22 @@
 //! The pure Rust core: no Python types here (see `src/lib.rs` for the bindings).
 //!
 //! * `vocab`   — string ids to integers in byte order, and merging two vocabularies;
-//! * `encode`  — rows to the encoded layout (offsets + flat arrays), sorted once;
+//! * `trec`    — TREC run and qrels files read (in parallel) and written;
+//! * `encode`  — rows to the encoded layout (offsets + flat arrays), sorted once
+//!   (`encode/`: the builder, `finish`, ranking, the id arena, page advice);
 //! * `columns` — the same from column chunks in Arrow layouts (data frames, Arrow);
 //! * `dense`   — score matrices, ranked id lists and ANN neighbours read in
 //!   place (no ids), through the same kernels;
 //! * `eval`    — aligning qrels and run, the per-query relevance vector, the
-//!   parallel loop over queries;
+//!   parallel loop over queries (`eval/`: sides, options, checks, one query's
+//!   scoring, threads);
 //! * `join`    — looking a ranked document up among its query's judged ones;
 //! * `metrics` — one file per metric family, plain functions over one query;
 //! * `rows`    — one ranked list against its own ground truth (the per-sample
 //!   `Scorer`), without encoding a whole side;
 //! * `pool`    — the thread pool of the parallel steps, made again after a `fork`;
 //! * `cancel`  — a flag the caller sets to stop a long call (Ctrl-C);
+//! * `stats`   — significance tests over paired per-query differences;
 //! * `stream`  — scoring a run file chunk by chunk, in bounded memory;
 //! * `autorag` — AutoRAG's row-by-row retrieval metrics (not trec_eval's), and
 //!   token overlap between passages (`autorag/tokens.rs`).

@@ -65,10 +65,8 @@ const SIZED_KEPT: usize = 4;
 /// and has `n` threads (it is not made for this: `threads=1` starts no
 /// other thread), else one made on first use and kept (made again after a
 /// `fork`, as the default pool).  Why kept: starting and stopping the
-/// threads of a pool made for each call cost 0.05-0.7 ms a call on a shared
-/// 2-core machine (a one-row `evaluate_dense(..., threads=1)` 118-751 us
-/// against 67-84 us with the pool kept) and 690 page faults (the new
-/// thread's fresh malloc arena): up to 5% of scoring 100k rows.
+/// threads of a pool made for each call costs more than a small call's work,
+/// plus the page faults of each new thread's fresh malloc arena.
 pub fn sized_pool(n: usize) -> Result<Arc<ThreadPool>, String> {
     let pid = std::process::id();
     {

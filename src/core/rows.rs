@@ -11,8 +11,8 @@
 //! ranking holds the positive group labels, largest first.
 //!
 //! Why a path of its own: `evaluate` on one sample first encodes both sides
-//! (vocabularies, sorting, joins), which costs ~100x the arithmetic on a
-//! ten-document list.
+//! (vocabularies, sorting, joins), which costs far more than the arithmetic
+//! on a ten-document list.
 //!
 //! Why a fused path for the binary sample (`score`, `score_binary`): the
 //! common RAG row is a list of relevant ids (each a group of one, label 1)
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn groups_and_misses() {
-        // groups {a, b} and {c}; retrieved a, x, b, y (as in eval.rs's
+        // groups {a, b} and {c}; retrieved a, x, b, y (as in eval/tests.rs's
         // groups_are_satisfied_once): one group of two found, b adds nothing.
         let sample = Sample {
             group_labels: &[1.0, 1.0],

@@ -10,8 +10,8 @@
 //! pool) while the next blocks are parsed: the callback runs in the reader's
 //! merging step (`trec/merge.rs`).  Why not
 //! `evaluate_into` per chunk: it aligns the whole qrels vocabulary and scans
-//! every qrels label each time, which made a 1M-query run (100 chunks) spend
-//! more time on the qrels than on the run: 77 s against ~35 s.  Qrels queries never
+//! every qrels label each time, so a run of many chunks spends more time on
+//! the qrels than on the run.  Qrels queries never
 //! seen in the run are scored at the end on an empty ranking, as [`eval::evaluate`]
 //! does (trec_eval `-c`).
 //!

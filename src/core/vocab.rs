@@ -6,9 +6,9 @@
 //!
 //! Query vocabularies are interned and renumbered in byte order (few strings;
 //! results come out sorted, and qrels and run queries are matched by a linear
-//! merge, `align`).  Document ids are not interned at all: see `encode.rs` for
-//! the measurements behind that (a first version interned and sorted them, and
-//! that was most of the load time).
+//! merge, `align`).  Document ids are not interned at all: see
+//! [`crate::core::encode`] for why (interning them would be most of the load
+//! time).
 
 use crate::core::error::{Error, Result};
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -183,11 +183,8 @@ impl Interner {
         // Each id's first 8 bytes as a big-endian integer (zero-padded), its
         // index beside it: integers in order are ids in byte order, and only
         // equal integers compare the bytes.  Why: each compare of the bytes
-        // is a call into `memcmp` and two loads through `starts`; sorting the
-        // 100k query ids of the bench's qrels was ~12% of encoding their 1M
-        // judgments; with the integers first, that encoding takes 0.90-0.93x
-        // the time (medians of 20 alternated calls, both builds loaded in one
-        // process, 1 and 2 threads, 2026-11-27).
+        // is a call into `memcmp` and two loads through `starts`, a visible
+        // share of encoding qrels with many queries.
         let prefix = |id: &[u8]| {
             let mut b = [0u8; 8];
             let k = id.len().min(8);

@@ -1,6 +1,6 @@
 //! AutoRAG's retrieval metrics, row by row, with AutoRAG's own definitions
 //! (`autorag/evaluation/metric/retrieval.py`), quirks included.  They are not
-//! the trec_eval-style grouped metrics of `eval.rs`; `ranklens.compat.autorag`
+//! the trec_eval-style grouped metrics of `eval/`; `ranklens.compat.autorag`
 //! exposes them.
 //!
 //! A row is a ground truth (a list of groups of ids; a group is satisfied by any

@@ -95,12 +95,9 @@ fn run_gains(s: &Subtopics<'_>, depth: usize, level: f64, alpha: f64) -> Vec<f64
 /// rank, so each set has one candidate, its largest document number (id): the
 /// rescan's choice, tie for tie (the reference backend rescans; a test holds
 /// the two equal), in ranks x sets steps instead of ranks x documents.  A
-/// query has few subtopics, so few sets.  `benches/bench_diversity.py
-/// --queries 20 --judged 2000 --threads 1` (about 660 relevant documents a
-/// query, 3 to 8 subtopics; 21 measures, CPU ms, load ~8 on 2 cores,
-/// 2026-11-25): 48.6 rescanning, 27.2 by set.  A lazy heap of gains, each an
-/// upper bound of the next, took 147.6: with few subtopics nearly every
-/// placement makes nearly every bound stale.
+/// query has few subtopics, so few sets.  Rejected: a lazy heap of gains,
+/// each an upper bound of the next: slower than the rescan, since with few
+/// subtopics nearly every placement makes nearly every bound stale.
 fn ideal_gains(s: &Subtopics<'_>, depth: usize, level: f64, alpha: f64) -> Vec<f64> {
     let mut weight = vec![1.0; s.num_subtopics()];
     // (relevant subtopics, document numbers ascending) per set.

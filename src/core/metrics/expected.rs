@@ -39,7 +39,7 @@
 //!   O(c s) terms.
 //! * `num_ret`, `num_rel`: do not depend on the order.
 //!
-//! How `eval.rs` builds the groups (documented for users in `_evaluate.py`):
+//! How `eval/score.rs` builds the groups (documented for users in `_evaluate.py`):
 //! groups are runs of equal scores of the final ranking; with `judged_only`
 //! the unjudged documents are dropped first and groups are formed among the
 //! kept ones.  With `max_docs` (trec_eval `-M`: the cut is made after
@@ -48,7 +48,8 @@
 //! holds all of its members, `Query.ranked` only the scored positions.  With
 //! `judged_only` as well, unjudged members of the straddling group take slots
 //! and are then dropped, so the number of scored documents is random
-//! (hypergeometric); `eval.rs` averages over it (`straddle_mixture`).
+//! (hypergeometric); `eval/score.rs` averages over it (the `mixture` of
+//! `score_rows`).
 //!
 //! Families added later have no expected form until one is written here:
 //! [`supported`] says which, and `eval::evaluate` rejects the others up front.

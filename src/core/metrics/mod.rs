@@ -4,7 +4,7 @@
 //! [`Query`]: the label of the document at each rank (NaN when the document is
 //! not in the qrels), the labels of every judged document, and the ideal gains.
 //! The vector is built once per query and shared by every requested metric and
-//! cutoff (see `eval.rs`), so 40 metrics cost one pass over the data plus the
+//! cutoff (see `eval/score.rs`), so 40 metrics cost one pass over the data plus the
 //! arithmetic.
 //!
 //! Relevance (trec_eval): a label `l` is relevant when `l >= 0 && l >= level`.

@@ -39,7 +39,7 @@ pub struct Subtopics<'a> {
     /// The judged document at each rank of `Query::ranked` (same length), or
     /// [`UNJUDGED`].
     pub ranked: &'a [u32],
-    /// Computed once per query (`eval.rs`), or `None`: kernels then count.
+    /// Computed once per query (`eval/score.rs`), or `None`: kernels then count.
     /// The relevance level and the number of relevant judged documents of each
     /// subtopic at that level (one entry per subtopic index).
     pub relevant_docs: Option<(f64, &'a [u32])>,
@@ -102,9 +102,9 @@ impl<'a> Subtopics<'a> {
 
 /// Running sums over one query's ranking, shared by every metric and cutoff.
 ///
-/// Why: a 40-metric evaluation spent about half its time in kernels that each
-/// rescanned the top k (P@1..100, recall@.., ndcg@.., map@..); with these sums a
-/// cutoff is one lookup.  Each sum is accumulated in rank order, exactly as the
+/// Why: kernels that each rescan the top k (P@1..100, recall@.., ndcg@..,
+/// map@..) would spend much of a many-metric evaluation rescanning; with these
+/// sums a cutoff is one lookup.  Each sum is accumulated in rank order, exactly as the
 /// scanning kernels add, so both paths give the same bits (tested in
 /// `mod.rs`, `prefix_tests`).
 #[derive(Clone, Copy, Debug)]
@@ -241,8 +241,9 @@ impl TieGroups<'_> {
 
 #[inline]
 /// `log2(i + 2)`: the discount of the document at 0-based position `i`.
-/// Cached for the first 4096 ranks (a `log2` call was ~4% of a 40-metric
-/// evaluation); the cached values are the same computation, bit for bit.
+/// Cached for the first 4096 ranks (a `log2` call is a visible share of a
+/// many-metric evaluation); the cached values are the same computation, bit
+/// for bit.
 pub(crate) fn discount(i: usize) -> f64 {
     match discounts().get(i) {
         Some(&d) => d,

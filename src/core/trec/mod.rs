@@ -73,37 +73,23 @@
 //! queries instead (scoring a run larger than memory: `stream.rs`), with the
 //! same blocks parsed in parallel: the merging step cuts a chunk once it holds
 //! enough rows and a new query starts, and hands it to the caller (who scores
-//! it, on the pool, while the next blocks are parsed).  It was line by line on
-//! one thread: 2.0 s to score the benchmark run with 1M-row chunks, now 1.15 s,
-//! and 0.9 s with 100k-row chunks (the default of `evaluate_files` since): a
-//! 1M-row chunk's arrays (~40 MB) are above glibc's largest `mmap` threshold,
-//! so each chunk was mapped, faulted in page by page and unmapped again (sys
-//! time 0.38 s against 0.20 s); below it the heap reuses the memory.  Smaller
-//! chunks (30k, 10k rows) cost more in per-chunk work than they save.
+//! it, on the pool, while the next blocks are parsed).  Chunks default to
+//! 100k rows (`evaluate_files`): a chunk's arrays stay below glibc's largest
+//! `mmap` threshold, so the heap reuses their memory instead of mapping,
+//! faulting in and unmapping each chunk.
 //!
-//! Measured on the 10M-line benchmark run (646 MiB, 2 cores; `bench_read`,
-//! `bench_parse_only`): the single-threaded reader took ~1.1 s to parse and
-//! ~1.3 s in `finish`; now ~0.95 s to parse (1.6 s of CPU, of which ~0.1 s is
-//! the kernel's copy in the reading thread and ~0.2 s page faults of the
-//! growing rows) and ~0.15 s in `finish`.  `Run.from_trec` in a fresh Python
-//! process: 2.2-2.6 s and +497 MiB before, 0.97-1.04 s and +430 MiB after (the
-//! arrays themselves: 417 MiB); its gzip copy 4.0-4.5 s before, 2.3-2.4 s after
-//! (decompression alone is 1.75 s on one core: gzip input is bound by it).
+//! Why not (the choices of one stage are in its own file: `split.rs`,
+//! `parse.rs`, `read.rs`; figures in `docs/design/performance.md`):
 //!
-//! Why not (measured, kept here so that nobody tries again; the choices of
-//! one stage are in its own file: `split.rs`, `parse.rs`, `read.rs`):
-//!
-//! * Transparent huge pages for the row arrays (`madvise`; the machine has
-//!   THP and defrag set to `madvise`): 500 MB touched took 1.48 s the first
-//!   time (direct compaction), against 0.23 s with 4 KiB pages, and 0.08 s
-//!   only once compacted memory was at hand.  A stall that size on a user's
-//!   first load is worse than the faults it saves.
-//! * More memory in flight (1 MiB blocks, 4 per thread a step: ~45 MiB of
-//!   buffers): no faster, and glibc keeps most of it after the load (freed
-//!   blocks in the threads' arenas): +27 MiB of resident memory for good after
-//!   reading the benchmark run, +30 MiB at the peak of the whole evaluation.
-//!   512 KiB and 2 per thread: +7 MiB; 128 KiB blocks: more per-block
-//!   overhead and no less memory.
+//! * a single reading and parsing thread: the parse is CPU-bound, and the
+//!   merge into the [`Builder`] overlaps the next step's parse;
+//! * transparent huge pages for the reader's row arrays: the first touch can
+//!   stall on direct compaction for longer than the page faults it saves;
+//! * more memory in flight (larger blocks, more per thread): no faster, and
+//!   glibc keeps most of it after the load; smaller blocks: more per-block
+//!   overhead and no less memory;
+//! * 1M-row stream chunks: above glibc's `mmap` threshold (see above);
+//!   smaller ones than the default cost more in per-chunk work than they save.
 //!
 //! [`Builder`]: crate::core::encode::Builder
 //! [`Builder::finish`]: crate::core::encode::Builder::finish

@@ -2,26 +2,22 @@
 //! one query's consecutive lines, the duplicate check within a segment, the
 //! block's first error.
 //!
-//! Values are parsed from the bytes by `fast-float2`.
-//!
-//! Where the parse's CPU goes (`bench_parse_only`, 1.35 s of CPU
-//! for the 10M lines, found by taking parts out of `Parsed::parse`): the float
-//! fields ~0.15-0.2 s (17-digit scores: fast-float2's slow path half the
-//! time), the duplicate check of each segment ~0.15-0.2 s, and ~1.0 s for the
+//! Values are parsed from the bytes by `fast-float2`.  The parse's CPU is
+//! spread over the float fields, the duplicate check of each segment and the
 //! rest (splitting, copying rows, the kernel's read copy, page faults), with no
-//! hot spot in the profile.  So half the speed of `cat` (3.6 GB/s: ~36 ns of
-//! CPU a line on 2 cores) is out of reach of a parser that keeps every row.
+//! hot spot: the speed of `cat` is out of reach of a parser that keeps every
+//! row (profile in `docs/design/performance.md`).
 //!
 //! Why not:
 //!
-//! * `str::parse::<f64>` after `from_utf8`: ~45 ns a score field, of which ~20
-//!   are the UTF-8 check of a short string; `fast-float2` parses the bytes in
-//!   ~22 ns with the same algorithm, and accepts exactly the same syntax with
-//!   the same values (30M random strings compared; a proptest keeps it so).
-//! * A hand-written decimal parser for the scores (8 digits at a time, the
+//! * `str::parse::<f64>` after `from_utf8`: the UTF-8 check of a short string
+//!   costs about as much as the parse; `fast-float2` parses the bytes with the
+//!   same algorithm, and accepts exactly the same syntax with the same values
+//!   (a proptest keeps it so);
+//! * a hand-written decimal parser for the scores (8 digits at a time, the
 //!   exact `m / 10^k` division below 2^53, an exact `u128` division above, and
-//!   fast-float2 for anything else): the same bits on all 10M benchmark scores,
-//!   but 20-30% slower than fast-float2 (hot in cache, 38 ns against 32).
+//!   fast-float2 for anything else): the same bits, but slower than
+//!   fast-float2.
 
 use super::split::{classify, is_space, quote, split_bits, split_plain, split_slow, window, Split};
 use crate::core::encode::Kind;

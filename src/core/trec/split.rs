@@ -6,26 +6,21 @@
 //! a 128-bit window of it with `trailing_zeros`, without a branch per byte or
 //! per field (lines of 128 bytes or more use a byte loop).  A plain line
 //! (exactly 6 run or 4 qrels fields, single separators, a newline right after
-//! the last field) also gets its end from the bitmap ([`split_plain`]); other
-//! lines are found with `memchr` (a call per line was ~120 of the ~1,180
-//! instructions a line; 1,027 since (1,019 before both splitters took the same
-//! `window`), 7% less CPU: 1.48 s against 1.58 for the
-//! 10M-line run, median of 12).
+//! the last field) also gets its end from the bitmap ([`split_plain`]), which
+//! spares it a `memchr` call (a sizeable share of a line's work); other lines
+//! are found with `memchr`.  Query ids are compared with two word loads
+//! (`same_bytes`), not a `memcmp` call, and a plain line walks only its field
+//! ends (one `u128` bit scan a field).
 //!
-//! Why not:
+//! Why not (figures in `docs/design/performance.md`):
 //!
 //! * SWAR on each line (8 bytes at a time from the field start): no faster
 //!   than the byte loop, the loop exit at each field end is still a mispredicted
-//!   branch; the cost is the branches, not the bytes.  The bitmap is ~2x faster.
-//! * Line ends from a newline bitmap computed with the separator bitmap, in
-//!   place of `memchr_iter` (whose per-line call costs ~120 instructions of the
-//!   ~1,180 a line, callgrind): the second mask made `classify` 1.7 times the
-//!   instructions (one fused pass: 2.5 times, the compiler no longer vectorises
-//!   it) and walking the bitmap added ~30 a line in the loop: 4% more in all.
-//!   Comparing query ids with two word loads instead of `memcmp` (`same_bytes`)
-//!   did help: -1.5%; so did taking a plain line's end from the fields already
-//!   found (`split_plain`, a few byte checks): -8.8%, and -5.3% more by
-//!   walking only the field ends (one `u128` bit scan a field, not two).
+//!   branch; the cost is the branches, not the bytes;
+//! * line ends from a newline bitmap computed with the separator bitmap, in
+//!   place of `memchr_iter`: the second mask (or one fused pass, which the
+//!   compiler does not vectorise) makes `classify` dearer than the calls it
+//!   saves, and walking the bitmap adds work in the loop: more in all.
 
 use crate::core::encode::Kind;
 use crate::core::error::show;
@@ -116,7 +111,7 @@ fn bytes_below(x: u64, n: u8) -> u64 {
 
 /// One bit per byte of `raw`, set for the separators (C `isspace`), in words
 /// of 64 bytes; two all-ones words after the end.  Eight bytes at a time
-/// (SWAR): about 20 times cheaper than a branch per byte.  Returns whether
+/// (SWAR): far cheaper than a branch per byte.  Returns whether
 /// `raw` holds a byte above 0x7f (so that only such blocks check UTF-8).
 pub(super) fn classify(raw: &[u8], bits: &mut Vec<u64>) -> bool {
     bits.clear();
@@ -186,8 +181,8 @@ pub(super) fn split_bits(raw: &[u8], m: u128, pos: usize, end: usize) -> Option<
 /// 6), the first at `pos`, one separator byte between fields and none of them a
 /// newline, and a newline right after the last field, within 128 bytes.  The
 /// split and the newline's index; `None` for any other line (the caller looks
-/// for its end with `memchr` then: a call per line costs about a tenth of a
-/// line's instructions).
+/// for its end with `memchr` then: a call per line is a sizeable share of a
+/// line's work).
 #[inline(always)]
 pub(super) fn split_plain(raw: &[u8], m: u128, pos: usize, n: usize) -> Option<(Split<'_>, usize)> {
     // In a plain line the separators before the newline are single bytes, so
