@@ -193,11 +193,28 @@ def test_scorer_accepts_the_same_ids(x, text):
     assert scorer([x], {text: 1}) == {"num_rel_ret": 1.0}
 
 
+@pytest.mark.parametrize("as_list", [True, False])
 @pytest.mark.parametrize(("x", "match"), REFUSED)
-def test_scorer_refuses_the_same_ids(x, match):
+def test_scorer_refuses_the_same_ids(x, match, as_list):
+    # a list and a tuple (the plain-list fast path and the general path); the
+    # one exception, a lone surrogate in a list of exact strs, is below
+    if as_list and isinstance(x, str):
+        pytest.skip("the plain-str fast path: see the next test")
     scorer = ranklens.Scorer(["num_rel_ret"])
     with pytest.raises(RanklensInputError, match=match):
-        scorer([x], {"z": 1})
+        scorer([x] if as_list else (x,), {"z": 1})
+
+
+def test_scorer_fast_path_compares_a_lone_surrogate_exactly():
+    # documented exception (bindings::ids): in a list of exact strs the Scorer
+    # does not look for lone surrogates; such an id is compared as a Python
+    # string, exactly, so it never merges with another id (no wrong number)
+    scorer = ranklens.Scorer(["map", "num_rel_ret"])
+    assert scorer(["a\ud800", "b"], ["b", "a\ud800"]) == {"map": 1.0, "num_rel_ret": 2.0}
+    assert scorer(["a\ud800"], ["a\udc00"]) == {"map": 0.0, "num_rel_ret": 0.0}
+    # any other cell goes through the rule: an error naming the row
+    with pytest.raises(RanklensInputError, match=r"^row 1: .*lone surrogate"):
+        scorer.batch([["a"], ("b\ud800", "b")], [["a"], ["b"]])
 
 
 def test_scorer_1_and_str_1_are_one_id():

@@ -28,9 +28,13 @@
 //! never words its own.  The errors are `RanklensInputError`s (`to_py`).
 //!
 //! Shape: [`read`] is the conversion of a door that copies ids as bytes (the
-//! encoders, `pack_ids`, AutoRAG); [`as_str`] and [`has_utf8`] are the same
-//! rule for a reader that matches ids as `str` objects (the Scorer: an exact
-//! `str` stays the same object, so its identity and cached hash still serve).
+//! encoders, `pack_ids`, AutoRAG); [`as_str`] is the same rule for a reader
+//! that matches ids as `str` objects (the Scorer: an exact `str` stays the
+//! same object, so its identity and cached hash still serve).  The one
+//! exception: the Scorer's fast path over a list of exact `str`s
+//! (`scorer::read::Reader::borrowed_ids`) does not look for a lone surrogate
+//! there; it compares such an id as a Python string, exactly (never merged
+//! with another id: no wrong number), where every other reading refuses it.
 //! The checks go from the common case out: a `str` is one type-flag test
 //! and, where `layout` knows the object, its ASCII text read in place;
 //! an exact `int` is formatted from its value without a Python call; numpy's
@@ -46,6 +50,10 @@
 //!   no types, so the same qrels would match a run or not by how it was built.
 //! * The replacement character for a lone surrogate: two ids differing only
 //!   there would become one.
+//! * The surrogate check in the Scorer's plain-`str` fast path too: its read of
+//!   each id's `state` word is one more cache line for a quarter of the ids
+//!   (objects at 32 mod 64), a measurable share of a batch of short rows
+//!   (`docs/design/performance.md`), for a case that gives no wrong number.
 
 use super::to_py;
 use crate::core::error::Error;
@@ -252,7 +260,7 @@ pub(super) fn as_str<'py>(
 ///
 /// # Safety
 /// The GIL is held and `s` is a live `str`.
-pub(super) unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
+unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
     #[cfg(any(not(Py_LIMITED_API), Py_3_10, unix))]
     {
         utf8_raw(s).is_some()

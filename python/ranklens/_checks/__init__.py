@@ -30,7 +30,6 @@ from ranklens._checks._arguments import (
     positive_int,
 )
 from ranklens._checks._inputs import (
-    ORDERED_ROWS,
     check_exact_scores,
     check_int_ids,
     check_mapping,
@@ -45,7 +44,6 @@ from ranklens._checks._labels import checked_level, for_command_line, warn_text,
 __all__ = [
     "MAX_COUNT",
     "MAX_LINE_BYTES",
-    "ORDERED_ROWS",
     "POSITIVE_LEVEL",
     "check_empty",
     "check_exact_scores",

@@ -30,9 +30,6 @@ _UNORDERED = (Set, KeysView, ValuesView, ItemsView)
 _EMPTY_UNORDERED: tuple[Any, ...] = (set(), frozenset(), {}.keys(), {}.values(), {}.items())
 _UNORDERED_ITERS = frozenset(type(iter(x)) for x in _EMPTY_UNORDERED)
 
-#: Types a one-sample ranking reader takes without a look (the common ones).
-ORDERED_ROWS = frozenset((list, tuple, dict, np.ndarray))
-
 #: Integers past this magnitude are not all exact as float64.
 EXACT_INT = 2**53
 

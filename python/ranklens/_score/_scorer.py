@@ -15,7 +15,6 @@ import numpy as np
 from ranklens import _ranklens
 from ranklens._checks import (
     MAX_COUNT,
-    ORDERED_ROWS,
     check_empty,
     check_level,
     check_max_docs,
@@ -74,10 +73,6 @@ def _num_rows(obj: Any, what: str) -> int:
         ) from None
     check_ordered(obj, what)
     return n
-
-
-#: The native one-sample call, looked up once (``super()`` costs a lookup per call).
-_native_call = _ranklens.RowScorer.__call__
 
 
 class Scorer(_ranklens.RowScorer):
@@ -163,11 +158,6 @@ class Scorer(_ranklens.RowScorer):
         self.judged_only = bool(judged_only)
         self.max_docs = max_docs
         return self
-
-    def __call__(self, retrieved: Any, relevant: Any) -> Scores:
-        if type(retrieved) not in ORDERED_ROWS:
-            check_ordered(retrieved, "retrieved")
-        return _native_call(self, retrieved, relevant)  # type: ignore[return-value]
 
     @property
     def names(self) -> list[str]:

@@ -27,7 +27,7 @@
 //! `PyObject_Hash` on an exact `str`: a dispatch where `tp_hash`, or the
 //! cached field, answers directly.
 
-use super::cell::{at, bad, each_item, is_missing, shown, value};
+use super::cell::{at, bad, check_ordered, each_item, is_missing, shown, value};
 use super::matched::{Matched, RowSpan};
 use crate::bindings::ids::{self, At, Place, Role};
 use crate::bindings::is_id;
@@ -170,6 +170,11 @@ impl<'py> Reader<'py> {
     /// per id).  Not on free-threaded Python, where another thread
     /// could change a list at any time.
     ///
+    /// The ids are the list's exact `str`s as they are, which is what
+    /// [`ids::as_str`] gives for them, except that a lone surrogate is not
+    /// looked for here (see `bindings::ids`): such an id is compared as a
+    /// Python string, exactly.
+    ///
     /// `side`: 0 for the ground truth, 1 for the retrieved list: the items
     /// read ahead for it (`pre`), if any, are the list's.
     pub(super) fn borrowed_ids(
@@ -216,10 +221,6 @@ impl<'py> Reader<'py> {
                         None => ffi::PyList_GetItem(list, i as ffi::Py_ssize_t),
                     };
                     if item.is_null() || ffi::Py_TYPE(item) != str_type {
-                        return Ok(false);
-                    }
-                    // A lone surrogate: the general path raises with its place.
-                    if !ids::has_utf8(item) {
                         return Ok(false);
                     }
                     let hash = match (crate::bindings::layout::cached_hash(item), hash_of) {
@@ -444,6 +445,7 @@ impl<'py> Reader<'py> {
             self.scored = scored;
             out?;
         } else {
+            check_ordered(retrieved, row)?;
             let what = "the retrieved list (a list of ids, a dict id -> score, or None)";
             self.ensure_table(ngt + hint, small)?;
             let mut rank = 0usize;
