@@ -97,7 +97,7 @@ def rewrite_links(markdown: str, repo_path: str, site_path: str) -> str:
 def _trec_eval_spellings() -> dict[str, list[str]]:
     """family -> trec_eval measure names (as ``ranklens trec_eval`` prints them)."""
     from ranklens._names import Metric
-    from ranklens.cli._trec_eval import _params
+    from ranklens.cli._trec_eval_args import _params
     from ranklens.cli._trec_eval_measures import MEASURES, Opts
 
     forms = {"cut_long": "{}_k", "cut_double": "{}_x"}
