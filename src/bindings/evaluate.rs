@@ -22,7 +22,7 @@
 //! counts, version tags, GC tracking) for a gain too small to carry that
 //! risk; `dict(zip(keys, row))` over `tolist()` rows in Python: twice as
 //! slow (intermediate lists and tuples).  Figures:
-//! `docs/design/perf/layout.md`.
+//! `docs/design/performance.md`.
 
 use super::interruptible;
 use super::{non_contiguous, to_py, SideArrays};

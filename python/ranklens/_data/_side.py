@@ -12,7 +12,7 @@ Each side is held as flat numpy arrays built by the Rust core:
   sequentially).
   Document ids are deliberately not deduplicated across queries: they only ever
   meet within one query, and interning millions of distinct ids cost more than
-  the rest of loading (measurements in ``docs/design/perf/core.md``).  Ties compare
+  the rest of loading (measurements in ``docs/design/performance.md``).  Ties compare
   the ids' bytes, so no hash ever decides an order or a match;
 * ``values`` (float64) – the scores (``Run``) or labels (``Qrels``);
 * ``extra`` (uint32) – for a run with tied scores in some query, each row's

@@ -48,7 +48,7 @@
 //! [`KNN_TASK_ROWS`] neighbour rows) runs on the calling thread without rayon,
 //! so a binding may call it outside the pool (`eval::with_threads_or_inline`).
 //!
-//! What did not pay (measured figures: `docs/design/perf/dense.md`), one line
+//! What did not pay (measured figures: `docs/design/performance.md`), one line
 //! each; the AVX-512 row's own list is in `sparse/avx512/mod.rs`:
 //! * skipping blocks of 8 labels without a positive one: the block test's
 //!   branch mispredicts at 5% positive labels;

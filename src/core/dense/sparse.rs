@@ -41,7 +41,7 @@
 //! is detected once per call; `RANKLENS_SIMD=avx2` caps it at AVX2,
 //! `portable` at the baseline, and the tests run every set the CPU has
 //! (`dense/tests.rs`, `tests/test_dense.py`).  Measured figures:
-//! `docs/design/perf/dense.md`.
+//! `docs/design/performance.md`.
 
 use super::{Empty, Matrix, Numbers, Scratch, Valid, COUNT_PER_LOG2, ROWS_AHEAD};
 use crate::core::dense::{bf16_to_f64, f16_to_f64, DenseTies};

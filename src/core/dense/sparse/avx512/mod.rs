@@ -34,7 +34,7 @@
 //! What is left of a row's time is its dependency chain (the rank counts,
 //! the placing and the metrics, each row's work waiting on the last), not
 //! mispredictions or the rows' reads.  What did not pay (measured figures:
-//! `docs/design/perf/dense.md`), one line each:
+//! `docs/design/performance.md`), one line each:
 //! * rank counts as a popcount of each 16-lane compare mask: the mask moves
 //!   to general registers are the bottleneck;
 //! * rank counts as masks into 16-lane vectors of counts, or four values a
