@@ -45,8 +45,8 @@ LAYERS: list[list[str]] = [
 PY_ONLY = {
     "_common": "src/core/metrics/query.rs (Query) and mod.rs",
     "_expected": "src/core/metrics/expected.rs",
-    "_groups": "src/core/eval.rs (grouped ground truth relabelling)",
-    "dense": "src/core/dense.rs (arrays, not a metric family)",
+    "_groups": "src/core/eval/ (grouped ground truth relabelling)",
+    "dense": "src/core/dense/ (arrays, not a metric family)",
 }
 RS_ONLY = {
     "mod": "python/ranklens/metrics/__init__.py",

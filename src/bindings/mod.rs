@@ -2,8 +2,10 @@
 //! file per core module it exposes (`encode`, `evaluate`, `dense`, `trec`,
 //! `stats`, `autorag`, `scorer` for `rows`, `dictpath` for the pytrec_eval
 //! drop-in's dicts), `ids` for the one rule that makes an id of a Python
-//! object, `layout` for reading CPython objects in place; here the
-//! `#[pymodule]`, the error mapping and the helpers the files share.
+//! object, `layout` for reading CPython objects in place (one table per
+//! tested CPython version), `pipeline` for the reader/worker hand-over the
+//! Scorer's batches and the dict path share; here the `#[pymodule]`, the
+//! error mapping and the helpers the files share.
 //!
 //! Invariants: each function converts its arguments (numpy arrays borrowed
 //! read-only, as contiguous slices of the right dtype: the Python layer

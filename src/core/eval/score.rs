@@ -87,7 +87,7 @@ pub struct Ranking<'a, F: Fn(usize) -> Option<usize>> {
 /// judgments (`subtopics_of`), for the diversity metrics.  `name()` names the
 /// query in a message.  The
 /// id path of `evaluate` and `ranklens.Scorer` with `judged_only`,
-/// `max_docs` or `ties` (`bindings/scorer.rs`) both end here, so that their
+/// `max_docs` or `ties` (`bindings/scorer/`) both end here, so that their
 /// values agree by construction.
 #[allow(clippy::too_many_arguments)]
 pub fn score_rows<F: Fn(usize) -> Option<usize>>(
@@ -348,7 +348,7 @@ pub(super) fn subtopics_of(s: &mut RankScratch, qrels: &Side<'_>, qi: usize, lev
 /// Every metric on one query into `out`: through the shared running sums
 /// (built in `prefix`, when given) when the order is fixed (`q.ties` empty),
 /// else the expected forms over `q.ties`.  The id path (`score_query`) and
-/// the dense path (`dense.rs`) both end here.
+/// the dense path (`dense/`) both end here.
 pub(crate) fn score_ranking(
     prefix: Option<&mut PrefixBuf>,
     q: Query<'_>,
