@@ -124,6 +124,17 @@ def test_every_input_form_gives_the_same_report(case, tmp_path):
     text = cmp.to_report(out, qrels, named)
     assert out.read_text(encoding="utf-8") == text
     assert data_of(text)["summary"] == reference["summary"]
+    # compare keeps the rankings it compared: to_report(path) alone, the same page
+    assert data_of(cmp.to_report(None)) == data_of(text)
+    # a comparison without them (unpickled) asks for them
+    import pickle
+
+    again = pickle.loads(pickle.dumps(cmp))
+    assert again.results == cmp.results
+    with pytest.raises(ranklens.RanklensInputError, match="give to_report"):
+        again.to_report(None)
+    with pytest.raises(ranklens.RanklensInputError, match="both qrels and runs"):
+        cmp.to_report(None, qrels)
 
 
 def test_the_file_is_self_contained(case):

@@ -342,7 +342,7 @@ def compare(
         "exact": exact,
         "relevance_level": check_level(relevance_level),
     }
-    return Comparison(
+    out = Comparison(
         runs=names,
         metrics=ms,
         query_ids=list(query_ids),
@@ -352,6 +352,9 @@ def compare(
         results=results,
         settings=settings,
     )
+    # The inputs as compared (references, no copy), for ``to_report(path)``.
+    out._inputs = (q, dict(named))
+    return out
 
 
 compare.__doc__ = (compare.__doc__ or "") + "\n" + (__doc__ or "").split("\n\n", 1)[-1]

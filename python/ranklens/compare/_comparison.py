@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ranklens._names import Metric, parse_metric
+from ranklens.errors import RanklensInputError
 
 
 @dataclass(frozen=True)
@@ -172,19 +173,38 @@ class Comparison:
     def to_report(
         self,
         path: str | os.PathLike[str] | None,
-        qrels: Any,
-        runs: Any,
+        qrels: Any = None,
+        runs: Any = None,
         *,
         depth: int = 20,
         title: str | None = None,
     ) -> str:
-        """The HTML report of this comparison (see :func:`ranklens.report`):
-        ``qrels`` and ``runs`` are those it compared (their rankings are shown);
-        written to ``path`` unless ``None``; its text returned."""
+        """The HTML report of this comparison (see :func:`ranklens.report`),
+        written to ``path`` unless ``None``; its text returned.  The rankings
+        shown are those :func:`ranklens.compare` compared (it keeps a reference
+        to its qrels and runs); ``qrels`` and ``runs`` replace them, and are
+        needed for a comparison not made by :func:`ranklens.compare` in this
+        process."""
+        if qrels is None and runs is None:
+            inputs = getattr(self, "_inputs", None)
+            if inputs is None:
+                raise RanklensInputError(
+                    "this comparison holds no rankings (not made by ranklens.compare "
+                    "in this process): give to_report(path, qrels, runs)"
+                )
+            qrels, runs = inputs
+        elif qrels is None or runs is None:
+            raise RanklensInputError("give both qrels and runs, or neither")
         # The report sits above this module (it calls compare and explain): looked
         # up by name when called, as the package's lazy names are.
         report = importlib.import_module("ranklens._report").report
         return str(report(qrels, runs, path=path, depth=depth, title=title, comparison=self))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickle holds the numbers, not the rankings compared.
+        state = dict(self.__dict__)
+        state.pop("_inputs", None)
+        return state
 
     def __str__(self) -> str:
         return to_text(self)
