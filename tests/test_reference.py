@@ -625,6 +625,26 @@ RUST_METRICS = [
     "map(rel=0.5)",
     "bpref(rel=2)",
     "mrr(rel=3)@10",
+    # ir_measures' accuracy and compat, the C/W/L measures
+    "accuracy",
+    "accuracy@3",
+    "accuracy(rel=2)@5",
+    "compat",
+    "compat(p=0.8,normalize=0)",
+    "rbp_cwl",
+    "rbp_cwl(p=0.5)@3",
+    "rbp_cwl(max_rel=3)",
+    "rbp_cwl(min_rel=-1,max_rel=2,depth=20)",
+    "sdcg(max_rel=3)@5",
+    "sdcg@3",
+    "bpm(T=2,max_rel=3)@10",
+    "nerr8(max_rel=2)@5",
+    "nerr9@10",
+    "nerr10(max_rel=3)",
+    "nerr11(T=2,max_rel=3)",
+    "inst(max_rel=3)",
+    "inst(T=2)@4",
+    "insq(max_rel=3,depth=50)",
 ]
 
 
