@@ -318,3 +318,24 @@ def test_exp_log2_ndcg_judged_only_is_gdeval_on_the_judged_run(case):
     want = theirs("gdeval", m(judged_only=False), qrels, judged)
     for (qid, _), value in want.items():
         assert got[(qid, str(m))] == pytest.approx(value, abs=0.5e-5 + 1e-12), qid
+
+
+# -- every measure of ir_measures ----------------------------------------------------
+
+# Each name's instance with its required parameters; every other parameter default.
+_REQUIRED = {"max_rel": 3, "recall": 0.5}
+
+
+def test_the_provider_supports_every_ir_measures_measure():
+    unsupported = []
+    for name, measure in sorted(ir_measures.measures.registry.items()):
+        params = {k: v for k, v in _REQUIRED.items() if k in measure.SUPPORTED_PARAMS}
+        if name == "RBP":
+            params["rel"] = 1  # graded RBP: no gain scale in ir_measures (see the module)
+        m = measure(**params) if params else measure
+        if measure.SUPPORTED_PARAMS.get("cutoff") and measure.SUPPORTED_PARAMS["cutoff"].required:
+            m = m @ 5
+        if not OURS.supports(m):
+            unsupported.append(name)
+    assert unsupported == []
+    assert not OURS.supports(ir_measures.RBP)
