@@ -339,3 +339,80 @@ def test_the_provider_supports_every_ir_measures_measure():
             unsupported.append(name)
     assert unsupported == []
     assert not OURS.supports(ir_measures.RBP)
+
+
+# -- trec_eval's measures ir_measures lacks ------------------------------------------
+
+from ranklens.compat import ir_measures_trec as trec  # noqa: E402
+
+TREC = {
+    trec.Rndcg: "rndcg",
+    trec.Rndcg(rel=2): "rndcg(rel=2)",
+    trec.IPrecAvg: "iprec_avg(version=9)",
+    trec.RelP @ 5: "relative_precision@5",
+    trec.RelP(rel=2): "relative_precision(rel=2)",
+    trec.GMAP: "gm_map",
+    trec.GMBpref(rel=2): "gm_bpref(rel=2)",
+    trec.binG: "bin_g",
+    trec.G: "g",
+    trec.G(gains={0: 1, 2: 5}): "g(gain0=1,gain2=5)",
+    trec.nDCGRel: "ndcg_rel",
+    trec.Utility(a=2, b=-1.5): "utility(a=2,b=-1.5)",
+    trec.RprecMult(mult=0.5): "rprec_mult(mult=0.5)",
+    trec.NumNonRelJudgedRet(rel=2): "num_nonrel_judged_ret(rel=2)",
+}
+
+
+@pytest.mark.parametrize("case", range(0, len(CASES), 3))
+def test_trec_measures_are_the_ranklens_families(case):
+    import ranklens
+
+    qrels, run = CASES[case]
+    measures = list(TREC)
+    assert all(OURS.supports(m) for m in measures)
+    got = ours(measures, qrels, run)
+    res = ranklens.evaluate(qrels, run, list(TREC.values()))
+    scored = set(qrels) & set(run)
+    for m, name in TREC.items():
+        per_query = res.per_query(res.metrics[list(TREC.values()).index(name)].name)
+        for qid in qrels:
+            want = per_query[qid] if qid in scored else 0.0
+            assert got[(qid, str(m))] == pytest.approx(want, abs=TOL), (qid, m)
+    agg = OURS.calc_aggregate(measures, qrels, run)
+    assert agg[trec.GMAP] == pytest.approx(res["gm_map"], abs=TOL)
+    assert agg[trec.NumNonRelJudgedRet(rel=2)] == res["num_nonrel_judged_ret(rel=2)"]
+
+
+@pytest.mark.parametrize("case", range(1, len(CASES), 4))
+def test_trec_measures_equal_pytrec_eval(case):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels, run = CASES[case]  # odd cases: distinct scores, exact in float32
+    qrels = {q: docs for q, docs in qrels.items() if any(v >= 0 for v in docs.values())}
+    names = {"Rndcg": trec.Rndcg, "binG": trec.binG, "relative_P_5": trec.RelP @ 5}
+    names |= {"11pt_avg": trec.IPrecAvg, "Rprec_mult_0.50": trec.RprecMult(mult=0.5)}
+    names |= {"utility": trec.Utility, "G": trec.G, "ndcg_rel": trec.nDCGRel}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels,
+        {"Rndcg", "binG", "relative_P.5", "11pt_avg", "Rprec_mult.0.5", "utility", "G", "ndcg_rel"},
+    )
+    want = evaluator.evaluate({q: d for q, d in run.items() if d})
+    got = ours(list(names.values()), qrels, run)
+    for qid, values in want.items():
+        for name, m in names.items():
+            assert got[(qid, str(m))] == pytest.approx(values[name], abs=1e-9), (qid, name)
+
+
+def test_install_registers_the_trec_measures():
+    saved = list(ir_measures.DefaultPipeline.providers)
+    try:
+        rl.install()
+        rl.install()  # twice: no error
+        assert ir_measures.parse_measure("RelP(rel=2)@10") == trec.RelP(rel=2) @ 10
+        assert ir_measures.parse_measure("GMAP") == trec.GMAP
+        qrels, run = CASES[1]
+        got = ir_measures.calc_aggregate([trec.GMAP, ir_measures.AP], qrels, run)
+        assert got[ir_measures.AP] == pytest.approx(
+            OURS.calc_aggregate([ir_measures.AP], qrels, run)[ir_measures.AP]
+        )
+    finally:
+        ir_measures.DefaultPipeline.providers[:] = saved

@@ -67,6 +67,11 @@ first, ranks closing up, as trec_eval ``-J``):
   relevant retrieved document, and no ``DEFAULT`` for the queries missing from the
   run).
 
+* trec_eval's measures ir_measures lacks, as the ir_measures measures of
+  :mod:`ranklens.compat.ir_measures_trec` (``Rndcg``, ``IPrecAvg`` = ``11pt_avg``,
+  ``RelP@k``, ``GMAP``, ``GMBpref``, ``binG``, ``G``, ``nDCGRel``, ``Utility``,
+  ``RprecMult``, ``NumNonRelJudgedRet``), which :func:`install` registers.
+
 Left to the next provider, each for a reason of its reference:
 
 * ``RBP`` without ``rel``: ir_measures names no gain scale for graded RBP (cwl_eval's
@@ -162,6 +167,7 @@ from ir_measures.providers.base import Any as _AnyValue
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate as _evaluate
 from ranklens._names import Metric, parse_metrics
+from ranklens.compat import ir_measures_trec as _trec
 from ranklens.errors import RanklensInputError
 
 __all__ = ["RanklensEvaluator", "RanklensProvider", "install"]
@@ -268,6 +274,34 @@ _TO_METRIC.update(
         "NERR11": _cwl("nerr11", "T"),
         "INST": _cwl("inst", "T"),
         "INSQ": _cwl("insq", "T"),
+    }
+)
+
+
+def _gain_params(measure: Any) -> tuple[tuple[str, float], ...]:
+    gains = _given(measure, "gains") or {}
+    return tuple(sorted((f"gain{int(label)}", float(g)) for label, g in gains.items()))
+
+
+def _num(measure: Any, *names: str) -> tuple[tuple[str, float], ...]:
+    return tuple((n, float(measure[n])) for n in names)
+
+
+# trec_eval's measures ir_measures lacks (ranklens.compat.ir_measures_trec).
+_TO_METRIC.update(
+    {
+        "Rndcg": lambda m: Metric("rndcg", None, _rel(m)),
+        # version=9: trec_eval 9.0.8's recall-level rule, as IPrec (pytrec_eval's)
+        "IPrecAvg": lambda m: Metric("iprec_avg", None, _rel(m), (("version", 9.0),)),
+        "RelP": lambda m: Metric("relative_precision", _cutoff(m), _rel(m)),
+        "GMAP": lambda m: Metric("gm_map", None, _rel(m)),
+        "GMBpref": lambda m: Metric("gm_bpref", None, _rel(m)),
+        "binG": lambda m: Metric("bin_g", None, _rel(m)),
+        "G": lambda m: Metric("g", None, None, _gain_params(m)),
+        "nDCGRel": lambda m: Metric("ndcg_rel", None, None, _gain_params(m)),
+        "Utility": lambda m: Metric("utility", None, _rel(m), _num(m, "a", "b", "c", "d")),
+        "RprecMult": lambda m: Metric("rprec_mult", None, _rel(m), _num(m, "mult")),
+        "NumNonRelJudgedRet": lambda m: Metric("num_nonrel_judged_ret", None, _rel(m)),
     }
 )
 
@@ -378,6 +412,17 @@ class RanklensProvider(ir_measures.providers.Provider):
         _m._NERR11(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
         _m._INST(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
         _m._INSQ(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _trec.Rndcg(rel=_ANY),
+        _trec.IPrecAvg(rel=_ANY),
+        _trec.RelP(cutoff=_ANY, rel=_ANY),
+        _trec.GMAP(rel=_ANY),
+        _trec.GMBpref(rel=_ANY),
+        _trec.binG(rel=_ANY),
+        _trec.G(gains=_ANY),
+        _trec.nDCGRel(gains=_ANY),
+        _trec.Utility(a=_ANY, b=_ANY, c=_ANY, d=_ANY, rel=_ANY),
+        _trec.RprecMult(mult=_ANY, rel=_ANY),
+        _trec.NumNonRelJudgedRet(rel=_ANY),
     ]
 
     def supports(self, measure: Any) -> bool:
@@ -612,10 +657,14 @@ def install() -> RanklensProvider:
 
     After this, ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc``,
     ``ir_measures.evaluator`` (and PyTerrier's ``pt.Experiment``) compute every measure
-    ranklens supports with ranklens; the others go to the providers that follow.  The
-    provider is also registered as ``ir_measures.providers.registry["ranklens"]``.
+    ranklens supports with ranklens; the others go to the providers that follow.
+    trec_eval's measures that ir_measures lacks are registered as ir_measures
+    measures (:mod:`ranklens.compat.ir_measures_trec`, so
+    ``ir_measures.parse_measure("RelP@10")`` finds them).  The provider is also
+    registered as ``ir_measures.providers.registry["ranklens"]``.
     Calling it again changes nothing.  Returns the installed provider.
     """
+    _trec.register()
     registry = ir_measures.providers.registry
     provider = registry.get(RanklensProvider.NAME)
     if not isinstance(provider, RanklensProvider):
