@@ -31,19 +31,23 @@ from ._common import Judgments, Ranked
 __all__ = ["compat"]
 
 
-def _ideal(ranking: Ranked, judgments: Judgments) -> list[str]:
-    rank = {doc: i for i, doc in enumerate(ranking.docs)}
-    relevant = [doc for doc, label in judgments.labels.items() if label > 0]
-    # label descending; retrieved (in rank order) before unretrieved
-    return sorted(
-        relevant,
-        key=lambda d: (-judgments.labels[d], d not in rank, rank.get(d, 0), d),
-    )
+def _ideal(ranking: Ranked, judgments: Judgments) -> list[object]:
+    """The ideal ranking, its retrieved documents named by their rank (0-based), the
+    others by a placeholder: labels only, so grouped qrels (one judgment a group, its
+    first retrieved member carrying the label) read the same way."""
+    grades = sorted({label for label in judgments.labels.values() if label > 0}, reverse=True)
+    ideal: list[object] = []
+    for grade in grades:
+        wanted = sum(1 for label in judgments.labels.values() if label == grade)
+        retrieved = [i for i, label in enumerate(ranking.labels) if label == grade][:wanted]
+        ideal += retrieved
+        ideal += [("unretrieved", grade, j) for j in range(wanted - len(retrieved))]
+    return ideal
 
 
-def _rbo(ranking: list[str], ideal: list[str], p: float, depth: int) -> float:
-    seen_ranking: set[str] = set()
-    seen_ideal: set[str] = set()
+def _rbo(ranking: list[object], ideal: list[object], p: float, depth: int) -> float:
+    seen_ranking: set[object] = set()
+    seen_ideal: set[object] = set()
     score = normaliser = 0.0
     weight = 1.0
     for i in range(depth):
@@ -60,7 +64,7 @@ def _rbo(ranking: list[str], ideal: list[str], p: float, depth: int) -> float:
 def compat(ranking: Ranked, judgments: Judgments, metric: Metric, relevance_level: float) -> float:
     p = metric.param("p")
     ideal = _ideal(ranking, judgments)
-    docs = list(ranking.docs)
+    docs: list[object] = list(range(len(ranking)))
     depth = max(len(docs), len(ideal))
     score = _rbo(docs, ideal, p, depth)
     if metric.param("normalize") != 0:
