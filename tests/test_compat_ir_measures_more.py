@@ -416,3 +416,40 @@ def test_install_registers_the_trec_measures():
         )
     finally:
         ir_measures.DefaultPipeline.providers[:] = saved
+
+
+# -- the C/W/L residuals (cwl_eval -r; ir_measures reports none) ----------------------
+
+
+@pytest.mark.parametrize("case", range(0, len(CASES), 3))
+def test_cwl_residuals_equal_cwl_eval(cwl_eval, case):
+    from cwl.cwl_eval import RankingMaker
+    from cwl.ruler import cwl_ruler as ruler
+    from ir_measures.providers.cwl_eval import IrmQrelHandler
+
+    import ranklens
+
+    qrels, run = CASES[case]
+    ours_ = {
+        "rbp_cwl(p=0.5,residual=1)": (lambda: ruler.RBPCWLMetric(0.5), (1, None, None)),
+        "inst(max_rel=3,residual=1)": (lambda: ruler.INSTCWLMetric(1.0), (None, 0, 3)),
+        "nerr9(max_rel=2,residual=1)@5": (lambda: ruler.NERReq9CWLMetric(5), (None, 0, 2)),
+        "bpm(T=2,max_rel=3,residual=1)@6": (lambda: ruler.BPMCWLMetric(2.0, 6), (None, 0, 3)),
+        "sdcg(max_rel=3,residual=1)@4": (lambda: ruler.NDCGCWLMetric(4), (None, 0, 3)),
+    }
+    res = ranklens.evaluate(qrels, run, list(ours_))
+    untied = untie_like_trec(run)
+    for name, (make, handler_args) in ours_.items():
+        handler = IrmQrelHandler(*handler_args)
+        for qid, docs in qrels.items():
+            for doc, label in docs.items():
+                handler.put_value(qid, doc, max(label, 0))
+        got = res.per_query(res.metrics[list(ours_).index(name)].name)
+        for qid in qrels:
+            maker = RankingMaker(qid, handler, None, 1.0, 0.0, 1.0, 1.0, 1000)
+            for doc in sorted(untied.get(qid, {}), key=lambda d: -untied[qid][d]):
+                maker.add(doc, "_")
+            metric = make()
+            metric.residuals = True
+            metric.measure(maker.get_ranking())
+            assert got[qid] == pytest.approx(metric.residual_expected_utility, abs=TOL), (qid, name)

@@ -645,6 +645,10 @@ RUST_METRICS = [
     "inst(max_rel=3)",
     "inst(T=2)@4",
     "insq(max_rel=3,depth=50)",
+    "rbp_cwl(residual=1,depth=30)@5",
+    "inst(max_rel=3,residual=1)",
+    "nerr9(residual=1)@4",
+    "bpm(T=2,residual=1)@6",
 ]
 
 

@@ -28,7 +28,7 @@ class Family:
 
 
 # The C/W/L families' gain range (max_rel <= min_rel: binary gains) and horizon.
-_CWL = {"min_rel": 0.0, "max_rel": 0.0, "depth": 1000.0}
+_CWL = {"min_rel": 0.0, "max_rel": 0.0, "depth": 1000.0, "residual": 0.0}
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -412,6 +412,7 @@ PARAM_RANGES: dict[tuple[str, str], tuple[float, float, bool, bool]] = {
     ("nerr10", "p"): (0.0, 1.0, True, True),
     **{(f, "T"): (0.0, INF, False, False) for f in ("bpm", "nerr11", "inst", "insq")},
     **{(f, "depth"): (1.0, 1e7, True, True) for f in _CWL_FAMILIES},
+    **{(f, "residual"): (0.0, 1.0, True, True) for f in _CWL_FAMILIES},
 }
 
 # Families whose cutoff has a ceiling (their normaliser sums k terms).

@@ -33,8 +33,10 @@ Continuation at rank i (G(i) = g(1) + ... + g(i)):
 * ``inst(T=1)``: ((i + T + T_i - 1) / (i + T + T_i))**2, T_i = T - G(i);
 * ``insq(T=1)``: ((i + 2T - 1) / (i + 2T))**2.
 
-The residual cwl_eval reports with ``-r`` (unjudged documents and the padding
-gaining 1) is not computed: ir_measures reports none.  Spellings: ir_measures
+``residual=1`` gives instead cwl_eval's residual (``-r``): how much the value could
+still grow, the expected utility with every unjudged document and the padding past
+the ranking gaining 1 (the continuation recomputed with those gains) minus the
+value.  ir_measures reports no residual.  Spellings: ir_measures
 ``RBP(rel=1, p=)``, ``SDCG(max_rel=)@k``, ``BPM(T=, max_rel=)@k``, ``NERR8@k``,
 ``NERR9@k``, ``NERR10(p=)``, ``NERR11(T=)``, ``INST(T=)``, ``INSQ(T=)`` (each with
 ``min_rel=``, ``max_rel=``).
@@ -55,9 +57,9 @@ __all__ = ["bpm", "insq", "inst", "nerr8", "nerr9", "nerr10", "nerr11", "rbp_cwl
 Continuation = Callable[[int, float, float], float]
 
 
-def _gain(label: float | None, lo: float, hi: float, level: float) -> float:
+def _gain(label: float | None, lo: float, hi: float, level: float, best: bool) -> float:
     if label is None:
-        return 0.0
+        return 1.0 if best else 0.0
     if hi > lo:
         return (min(max(max(label, 0.0), lo), hi) - lo) / (hi - lo)
     return 1.0 if is_relevant(label, level) else 0.0
@@ -66,6 +68,16 @@ def _gain(label: float | None, lo: float, hi: float, level: float) -> float:
 def _expected_utility(
     ranking: Ranked, metric: Metric, relevance_level: float, c: Continuation
 ) -> float:
+    value = _bound(ranking, metric, relevance_level, c, best=False)
+    if metric.param("residual") != 0:
+        return _bound(ranking, metric, relevance_level, c, best=True) - value
+    return value
+
+
+def _bound(
+    ranking: Ranked, metric: Metric, relevance_level: float, c: Continuation, best: bool
+) -> float:
+    """Unjudged documents and the padding gain 0 (``best`` False) or 1."""
     level = level_of(metric, relevance_level)
     labels = ranking.top(metric.k)
     depth = int(metric.param("depth"))
@@ -73,7 +85,10 @@ def _expected_utility(
     utility = mass = total = 0.0
     reach = 1.0
     for i in range(1, depth + 1):
-        g = _gain(labels[i - 1], lo, hi, level) if i <= len(labels) else 0.0
+        if i <= len(labels):
+            g = _gain(labels[i - 1], lo, hi, level, best)
+        else:
+            g = 1.0 if best else 0.0
         utility += reach * g
         mass += reach
         total += g

@@ -34,8 +34,10 @@
 //! * `inst(T)`: `((i + T + T_i - 1) / (i + T + T_i))^2`, `T_i = T - G(i)`;
 //! * `insq(T)`: `((i + 2T - 1) / (i + 2T))^2`.
 //!
-//! The residual cwl_eval reports with `-r` (unjudged documents and the
-//! padding gaining 1) is not computed here: ir_measures reports none.
+//! `residual=1` gives instead cwl_eval's residual (`-r`): how much the value
+//! could still grow, the expected utility with every unjudged document and the
+//! padding past the ranking gaining 1 (the continuation recomputed with those
+//! gains) minus the value.  ir_measures reports no residual.
 
 use super::query::{is_rel, Query};
 
@@ -62,9 +64,9 @@ pub struct Gains {
 }
 
 impl Gains {
-    fn of(&self, label: f64) -> f64 {
+    fn of(&self, label: f64, best: bool) -> f64 {
         if label.is_nan() {
-            return 0.0;
+            return if best { 1.0 } else { 0.0 };
         }
         if self.max_rel > self.min_rel {
             let l = label.max(0.0).clamp(self.min_rel, self.max_rel);
@@ -123,19 +125,40 @@ impl Model {
     }
 }
 
-/// Expected utility per document of `model` on the top `k` of `q`.
+/// Expected utility per document of `model` on the top `k` of `q`, or its
+/// residual.
 pub fn expected_utility(
     q: &Query<'_>,
     k: Option<usize>,
     model: Model,
     gains: Gains,
     depth: usize,
+    residual: bool,
+) -> f64 {
+    let value = bound(q, k, model, gains, depth, false);
+    if residual {
+        bound(q, k, model, gains, depth, true) - value
+    } else {
+        value
+    }
+}
+
+/// The expected utility, unjudged documents and the padding gaining 0
+/// (`best` false) or 1.
+fn bound(
+    q: &Query<'_>,
+    k: Option<usize>,
+    model: Model,
+    gains: Gains,
+    depth: usize,
+    best: bool,
 ) -> f64 {
     let ranked = q.top(k);
+    let pad = if best { 1.0 } else { 0.0 };
     let (mut utility, mut mass) = (0.0, 0.0);
     let (mut reach, mut total) = (1.0, 0.0);
     for i in 1..=depth {
-        let g = ranked.get(i - 1).map_or(0.0, |&l| gains.of(l));
+        let g = ranked.get(i - 1).map_or(pad, |&l| gains.of(l, best));
         utility += reach * g;
         mass += reach;
         total += g;
@@ -167,9 +190,9 @@ mod tests {
         let q = query(&[1.0, 0.0, f64::NAN, 2.0], &[1.0, 0.0, 2.0]);
         let p: f64 = 0.5;
         let want = (1.0 + p.powi(3)) * (1.0 - p) / (1.0 - p.powi(10));
-        let got = expected_utility(&q.view(), None, Model::Rbp { p }, BIN, 10);
+        let got = expected_utility(&q.view(), None, Model::Rbp { p }, BIN, 10, false);
         assert!(close(got, want));
-        let cut = expected_utility(&q.view(), Some(2), Model::Rbp { p }, BIN, 10);
+        let cut = expected_utility(&q.view(), Some(2), Model::Rbp { p }, BIN, 10, false);
         assert!(close(cut, (1.0 - p) / (1.0 - p.powi(10))));
     }
 
@@ -180,16 +203,32 @@ mod tests {
             max_rel: 4.0,
             level: 1.0,
         };
-        assert_eq!(graded.of(-1.0), 0.0);
-        assert_eq!(graded.of(6.0), 1.0);
-        assert_eq!(graded.of(f64::NAN), 0.0);
-        assert_eq!(graded.of(2.0), 0.5);
+        assert_eq!(graded.of(-1.0, false), 0.0);
+        assert_eq!(graded.of(6.0, false), 1.0);
+        assert_eq!(graded.of(f64::NAN, false), 0.0);
+        assert_eq!(graded.of(f64::NAN, true), 1.0);
+        assert_eq!(graded.of(2.0, false), 0.5);
         // nerr8@2 on gains 1/2, 1: C(1) = 1/2, then stop: (1/2 + 1/2) / 1.5
         let q = query(&[2.0, 4.0, 4.0], &[2.0, 4.0]);
-        let got = expected_utility(&q.view(), None, Model::Nerr8 { k: 2 }, graded, 1000);
+        let got = expected_utility(&q.view(), None, Model::Nerr8 { k: 2 }, graded, 1000, false);
         assert!(close(got, 1.0 / 1.5));
         // bpm T=1 k=3: stops once the gain reaches 1 (rank 2)
-        let got = expected_utility(&q.view(), None, Model::Bpm { t: 1.0, k: 3 }, graded, 1000);
+        let got = expected_utility(
+            &q.view(),
+            None,
+            Model::Bpm { t: 1.0, k: 3 },
+            graded,
+            1000,
+            false,
+        );
         assert!(close(got, 1.5 / 2.0));
+    }
+
+    #[test]
+    fn residual_counts_unjudged_and_padding_as_gain_one() {
+        // rbp p = 1/2 over 3 ranks on 1, NaN: value 1 / 1.75, best 1.75 / 1.75
+        let q = query(&[1.0, f64::NAN], &[1.0]);
+        let r = expected_utility(&q.view(), None, Model::Rbp { p: 0.5 }, BIN, 3, true);
+        assert!(close(r, 0.75 / 1.75));
     }
 }

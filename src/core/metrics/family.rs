@@ -248,22 +248,28 @@ impl Family {
                 ("min_rel", 0.0),
                 ("max_rel", 0.0),
                 ("depth", 1000.0),
+                ("residual", 0.0),
             ],
             Family::Nerr10 => &[
                 ("p", 0.9),
                 ("min_rel", 0.0),
                 ("max_rel", 0.0),
                 ("depth", 1000.0),
+                ("residual", 0.0),
             ],
             Family::Bpm | Family::Nerr11 | Family::Inst | Family::Insq => &[
                 ("T", 1.0),
                 ("min_rel", 0.0),
                 ("max_rel", 0.0),
                 ("depth", 1000.0),
+                ("residual", 0.0),
             ],
-            Family::Sdcg | Family::Nerr8 | Family::Nerr9 => {
-                &[("min_rel", 0.0), ("max_rel", 0.0), ("depth", 1000.0)]
-            }
+            Family::Sdcg | Family::Nerr8 | Family::Nerr9 => &[
+                ("min_rel", 0.0),
+                ("max_rel", 0.0),
+                ("depth", 1000.0),
+                ("residual", 0.0),
+            ],
             _ => &[],
         }
     }

@@ -279,7 +279,8 @@ impl MetricSpec {
         };
         // depth is validated to [1, 10^7] by the registry; a float saturates.
         let depth = self.param("depth").max(0.0) as usize;
-        cwl::expected_utility(q, k, model, gains, depth)
+        let residual = self.param("residual") != 0.0;
+        cwl::expected_utility(q, k, model, gains, depth, residual)
     }
 }
 
