@@ -136,6 +136,7 @@ def _ir_measures_spellings() -> dict[str, list[str]]:
         "beta": [1.0],
         "relative": [NOT_PROVIDED, True],
         "rel": [NOT_PROVIDED, 1],
+        "max_rel": [3],  # the C/W/L measures' gain scale (required)
     }
     provider = RanklensProvider()
     out: dict[str, list[str]] = {}

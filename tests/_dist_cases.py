@@ -31,6 +31,11 @@ METRICS = [
     "gm_map",
     "err@10",
     "success@1",
+    "accuracy@10",
+    "compat",
+    "rbp_cwl(p=0.5)",
+    "nerr8(max_rel=2)@5",
+    "inst(max_rel=2)",
 ]
 # Families with a closed form under ties="expected".
 EXPECTED_METRICS = ["map", "ndcg@10", "P@5", "recall@100", "mrr", "num_rel_ret"]

@@ -24,7 +24,6 @@ from ir_measures import (  # noqa: E402
     ERR,
     RR,
     Bpref,
-    Compat,
     IPrec,
     Judged,
     NumQ,
@@ -240,6 +239,16 @@ def test_exp_log2_ndcg_without_cutoff_is_gdeval_at_a_cutoff_past_everything():
         want = per_query(REFERENCE, [whole @ 1000], qrels, run)
         got = per_query(rl.RanklensProvider(), [whole], qrels, run)
         assert_close(got, {(q, str(whole)): v for (q, _), v in want.items()}, GDEVAL_TOL)
+
+
+@pytest.mark.skipif(not HAS_PERL, reason="gdeval needs perl")
+def test_err_without_cutoff_is_gdeval_at_a_cutoff_past_everything():
+    # ir_measures' only ERR provider (gdeval) needs a cutoff; without one, ranklens
+    # scores the whole ranking, gdeval's value at a cutoff past every ranking.
+    for qrels, run in CASES[:6]:
+        want = per_query(REFERENCE, [ERR @ 1000], qrels, run)
+        got = per_query(rl.RanklensProvider(), [ERR], qrels, run)
+        assert_close(got, {(q, str(ERR)): v for (q, _), v in want.items()}, GDEVAL_TOL)
 
 
 @pytest.mark.parametrize("case", [0, 1, 5])
@@ -515,7 +524,7 @@ def test_install_puts_the_provider_first_once(installed):
 
 def test_unsupported_measures_fall_through(installed):
     qrels, run = CASES[1]
-    measures = [nDCG @ 5, Compat(p=0.8), P(rel=-1) @ 2]
+    measures = [nDCG @ 5, P(rel=-1) @ 2]
     got = ir_measures.calc_aggregate(measures, qrels, run)
     want = REFERENCE.calc_aggregate(measures, qrels, run)
     assert {str(k): v for k, v in got.items()} == pytest.approx(
@@ -529,14 +538,10 @@ def test_unsupported_measures_fall_through(installed):
 @pytest.mark.parametrize(
     "measure",
     [
-        Compat(p=0.8),
-        ERR,  # no cutoff: gdeval's ERR needs one
-        RR(judged_only=True) @ 5,
         nDCG(dcg="exp-log2", gains={1: 2}),
         nDCG(gains={-1: 2}),
         P(rel=-1) @ 5,
         ir_measures.RBP,
-        ir_measures.alpha_nDCG,  # no cutoff: pyndeval needs one
     ],
 )
 def test_unsupported(measure):

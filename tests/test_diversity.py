@@ -115,7 +115,9 @@ def test_names_and_parameters():
         "st_recall@10",
         "p_ia@5",
     ]
-    for bad in ["alpha_nDCG(alpha=2)@5", "NRBP(beta=-1)", "NRBP@5", "alpha_nDCG", "P_IA"]:
+    # without a cutoff: the whole ranking (k = its length)
+    assert [m.name for m in parse_metrics(["alpha_nDCG", "P_IA"])] == ["alpha_ndcg", "p_ia"]
+    for bad in ["alpha_nDCG(alpha=2)@5", "NRBP(beta=-1)", "NRBP@5"]:
         with pytest.raises(UnknownMetricError):
             parse_metrics([bad])
 

@@ -27,6 +27,9 @@ class Family:
     subtopics: bool = False
 
 
+# The C/W/L families' gain range (max_rel <= min_rel: binary gains) and horizon.
+_CWL = {"min_rel": 0.0, "max_rel": 0.0, "depth": 1000.0, "residual": 0.0}
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
@@ -94,10 +97,11 @@ FAMILIES: dict[str, Family] = {
         Family("fallout", "optional", True, "mean", "judged non-rel in top k / non-rel"),
         Family("idcg", "optional", False, "mean", "ideal DCG, gain = label, log2 discount"),
         Family("yaap", "none", True, "mean", "trec yaap: ln((1 + S) / (1 + R - S)), S = AP sum"),
-        # diversity (subtopic judgments; NIST ndeval's definitions)
+        # diversity (subtopic judgments; NIST ndeval's definitions).  Without a cutoff, k is
+        # the ranking's length (the ideal ranking cut there too; p_ia divides by it)
         Family(
             "alpha_ndcg",
-            "required",
+            "optional",
             True,
             "mean",
             "alpha-nDCG: novelty gains (1-alpha)^seen, log2 discount, vs greedy ideal",
@@ -106,7 +110,7 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "alpha_dcg",
-            "required",
+            "optional",
             True,
             "mean",
             "alpha-DCG over ndeval's ideal ideal S(1-alpha)^(r-1)",
@@ -115,7 +119,7 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "err_ia",
-            "required",
+            "optional",
             True,
             "mean",
             "intent-aware ERR: novelty gains / rank, over S(1-alpha)^(r-1)/r",
@@ -124,7 +128,7 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "nerr_ia",
-            "required",
+            "optional",
             True,
             "mean",
             "ERR-IA vs the greedy ideal",
@@ -151,7 +155,7 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "p_ia",
-            "required",
+            "optional",
             True,
             "mean",
             "intent-aware precision: mean of P@k per subtopic",
@@ -167,11 +171,101 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "st_recall",
-            "required",
+            "optional",
             True,
             "mean",
             "subtopic recall: subtopics in top k / S",
             subtopics=True,
+        ),
+        # ir_measures
+        Family(
+            "accuracy",
+            "optional",
+            True,
+            "mean",
+            "P(relevant retrieved above non-relevant retrieved), ir_measures Accuracy",
+        ),
+        Family(
+            "compat",
+            "none",
+            False,
+            "mean",
+            "compatibility: RBO with the ideal ranking (Clarke et al.)",
+            {"p": 0.95, "normalize": 1.0},
+        ),
+        # C/W/L (cwl_eval): expected utility per document; gains binary at rel, or
+        # graded by min_rel / max_rel when max_rel > min_rel
+        Family(
+            "rbp_cwl",
+            "optional",
+            True,
+            "mean",
+            "C/W/L rank-biased precision: continue with p, over a depth-rank horizon",
+            {"p": 0.8, **_CWL},
+        ),
+        Family(
+            "sdcg",
+            "required",
+            True,
+            "mean",
+            "C/W/L scaled DCG: DCG@k / the sum of its discounts",
+            dict(_CWL),
+        ),
+        Family(
+            "bpm",
+            "required",
+            True,
+            "mean",
+            "C/W/L static Bejeweled Player Model: stop at gain T or rank k",
+            {"T": 1.0, **_CWL},
+        ),
+        Family(
+            "nerr8",
+            "required",
+            True,
+            "mean",
+            "C/W/L NERR eq. 8: continue 1 - g(i), i < k",
+            dict(_CWL),
+        ),
+        Family(
+            "nerr9",
+            "required",
+            True,
+            "mean",
+            "C/W/L NERR eq. 9: continue i/(i+1) (1 - g(i)), i < k",
+            dict(_CWL),
+        ),
+        Family(
+            "nerr10",
+            "optional",
+            True,
+            "mean",
+            "C/W/L NERR eq. 10: continue p (1 - g(i))",
+            {"p": 0.9, **_CWL},
+        ),
+        Family(
+            "nerr11",
+            "optional",
+            True,
+            "mean",
+            "C/W/L NERR eq. 11: continue ((i+2T-1)/(i+2T))^2 (1 - g(i))",
+            {"T": 1.0, **_CWL},
+        ),
+        Family(
+            "inst",
+            "optional",
+            True,
+            "mean",
+            "C/W/L INST: continue ((i+T+T_i-1)/(i+T+T_i))^2, T_i = T - gain so far",
+            {"T": 1.0, **_CWL},
+        ),
+        Family(
+            "insq",
+            "optional",
+            True,
+            "mean",
+            "C/W/L INSQ: continue ((i+2T-1)/(i+2T))^2",
+            {"T": 1.0, **_CWL},
         ),
     ]
 }
@@ -275,6 +369,19 @@ ALIASES: dict[str, str] = {
     "strec": "st_recall",
     "s_recall": "st_recall",
     "subtopic_recall": "st_recall",
+    # ir_measures
+    "accuracy": "accuracy",
+    "compat": "compat",
+    "compatibility": "compat",
+    "rbp_cwl": "rbp_cwl",
+    "sdcg": "sdcg",
+    "bpm": "bpm",
+    "nerr8": "nerr8",
+    "nerr9": "nerr9",
+    "nerr10": "nerr10",
+    "nerr11": "nerr11",
+    "inst": "inst",
+    "insq": "insq",
 }
 
 # The values a named parameter may take: (low, high, low included, high
@@ -282,6 +389,7 @@ ALIASES: dict[str, str] = {
 # probability below 1: p=2 gave 1.5; a negative recall level or F beta, an R
 # multiple of 0 or less) and its name is an UnknownMetricError.
 INF = float("inf")
+_CWL_FAMILIES = ("rbp_cwl", "sdcg", "bpm", "nerr8", "nerr9", "nerr10", "nerr11", "inst", "insq")
 PARAM_RANGES: dict[tuple[str, str], tuple[float, float, bool, bool]] = {
     ("rbp", "p"): (0.0, 1.0, True, False),
     ("rbp_resid", "p"): (0.0, 1.0, True, False),
@@ -298,6 +406,13 @@ PARAM_RANGES: dict[tuple[str, str], tuple[float, float, bool, bool]] = {
     **{(f, "alpha"): (0.0, 1.0, True, True) for f in ("nerr_ia", "nrbp", "nnrbp")},
     ("nrbp", "beta"): (0.0, 1.0, True, True),
     ("nnrbp", "beta"): (0.0, 1.0, True, True),
+    ("compat", "p"): (0.0, 1.0, True, True),
+    ("compat", "normalize"): (0.0, 1.0, True, True),
+    ("rbp_cwl", "p"): (0.0, 1.0, True, True),
+    ("nerr10", "p"): (0.0, 1.0, True, True),
+    **{(f, "T"): (0.0, INF, False, False) for f in ("bpm", "nerr11", "inst", "insq")},
+    **{(f, "depth"): (1.0, 1e7, True, True) for f in _CWL_FAMILIES},
+    **{(f, "residual"): (0.0, 1.0, True, True) for f in _CWL_FAMILIES},
 }
 
 # Families whose cutoff has a ceiling (their normaliser sums k terms).

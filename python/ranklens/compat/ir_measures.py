@@ -41,25 +41,54 @@ first, ranks closing up, as trec_eval ``-J``):
   ``SetP(relative=True)``, ``SetAP``, ``SetF(beta=)``, ``IPrec@x``, each with ``rel=``
   and ``judged_only=``; ``SetR``, ``Bpref``, ``infAP``, ``NumRel`` with ``rel=``;
   ``NumRet`` (``rel=`` makes it ``NumRelRet``), ``NumQ``;
-* ``RR@k`` (``judged_only=False``), ``Judged`` / ``Judged@k``;
+* ``RR@k`` (``judged_only=`` too), ``Judged`` / ``Judged@k``;
 * ``nDCG`` / ``nDCG@k`` with ``dcg='log2'`` (gain = label; ``gains={label: gain}``
   replaces the gain of the listed labels, labels being non-negative integers) and
-  ``judged_only=``; ``nDCG(dcg='exp-log2')`` / ``@k`` (gain ``2**label - 1``);
-* ``ERR@k`` (gdeval's: grades above 4 count as 4, ``R(g) = (2**g - 1) / 16``);
+  ``judged_only=``; ``nDCG(dcg='exp-log2')`` / ``@k`` (gain ``2**label - 1``, with
+  ``judged_only=``);
+* ``ERR`` / ``ERR@k`` (gdeval's: grades above 4 count as 4, ``R(g) = (2**g - 1) /
+  16``; without a cutoff, the whole ranking: gdeval's value at a cutoff past it);
 * the intent-aware and novelty measures of ir_measures' pyndeval provider (NIST
   ndeval's definitions): ``alpha_nDCG@k``, ``alpha_DCG@k`` (``alpha=``), ``ERR_IA@k``,
   ``nERR_IA@k``, ``P_IA@k``, ``AP_IA`` (each with ``judged_only=``), ``NRBP``,
   ``nNRBP`` (``alpha=``, ``beta=``), ``StRecall@k``, all with ``rel=``.  As in that
   provider, a qrels record's ``iteration`` field is its subtopic (``"0"`` when the
-  qrels have none: one subtopic a query).
+  qrels have none: one subtopic a query).  Without a cutoff (pyndeval needs one) the
+  whole ranking is scored: the measure at k = the ranking's length, the ideal ranking
+  cut there too;
+* the C/W/L measures of ir_measures' cwl_eval provider (:mod:`ranklens.metrics.cwl`):
+  ``RBP(rel=, p=)`` (binary at ``rel``; ``@k`` scores the top k), ``SDCG@k``,
+  ``BPM(T=)@k``, ``NERR8@k``, ``NERR9@k``, ``NERR10(p=)``, ``NERR11(T=)``,
+  ``INST(T=)``, ``INSQ(T=)``, each graded by ``min_rel`` / ``max_rel``; the value is
+  cwl_eval's expected utility per document (over its 1000-rank horizon), as
+  ir_measures reports it;
+* ``Compat(p=, normalize=)`` (:mod:`ranklens.metrics.compat`) and ``Accuracy(rel=)@k``
+  (:mod:`ranklens.metrics.accuracy`; as ir_measures, no value for a query without a
+  relevant retrieved document, and no ``DEFAULT`` for the queries missing from the
+  run).
 
-Left to the next provider: the intent-aware measures without a cutoff (pyndeval has
-none), the C/W/L family (``RBP``, ``BPM``,
-``SDCG``, ``NERR*``, ``INST``, ``INSQ``), ``Compat``, ``Accuracy``, ``ERR`` without a
-cutoff, ``RR@k(judged_only=True)``, ``nDCG`` with a ``dcg`` other than the two above,
-and ``gains`` keyed by a negative or non-integer label.  ``RBP`` is left out although
-ranklens computes trec_eval's ``rbp``: ir_measures' ``RBP`` is cwl_eval's (not in the
-default install, so there is no reference to hold it to).
+* trec_eval's measures ir_measures lacks, as the ir_measures measures of
+  :mod:`ranklens.compat.ir_measures_trec` (``Rndcg``, ``IPrecAvg`` = ``11pt_avg``,
+  ``RelP@k``, ``GMAP``, ``GMBpref``, ``binG``, ``G``, ``nDCGRel``, ``Utility``,
+  ``RprecMult``, ``NumNonRelJudgedRet``), which :func:`install` registers.
+
+Left to the next provider, each for a reason of its reference:
+
+* ``RBP`` without ``rel``: ir_measures names no gain scale for graded RBP (cwl_eval's
+  provider refuses it; no provider computes it).  ranklens's own graded RBP is
+  trec_eval's ``rbp``.
+* ``RBP(rel=0)``, ``Accuracy(rel=0)`` (any ``rel <= 0``): cwl_eval raises a negative
+  label to 0 and then counts it relevant; the accuracy provider counts a document
+  missing from the qrels as label 0, so relevant.  ranklens counts neither relevant
+  (a negative label or a missing document is never relevant).
+* The C/W/L measures with ``min_rel >= max_rel``: cwl_eval's gain scale divides by
+  ``max_rel - min_rel`` (ir_measures asserts against it).
+* ``nDCG(dcg='exp-log2', gains=...)``: no provider defines it (gdeval and ranx take
+  no gains; whether a gain replaces the label before or after ``2**g - 1`` is
+  unsaid).
+* ``nDCG(gains=...)`` keyed by a negative or non-integer label: pytrec_eval would
+  give a negative label a gain; a negative label is an unjudged document (gain 0) in
+  every ranklens measure, as in trec_eval.
 
 Queries: a query in both the qrels and the run is scored (an empty ranking too: ``NumQ``
 1, ``NumRel`` R, as pytrec_eval); every other qrels query gets the measure's
@@ -108,6 +137,17 @@ inconsistency of those providers; the tests pin every one):
   which fails under pandas >= 3 (its qrels frame's query ids are no longer ``object``
   dtype); ranklens computes it (the tests hold it to gdeval at a cutoff beyond every
   ranking and judgment list).
+* **Ties in the accuracy, compat and cwl_eval providers.**  The accuracy and
+  cwl_eval providers keep equal scores in input order, the compat provider orders
+  them by document id ascending; ranklens: descending, as everywhere.
+* **Accuracy without a non-relevant retrieved document** (top k all relevant):
+  the accuracy provider divides by zero (``ZeroDivisionError``); ranklens gives 0,
+  no pair to compare, as ``auc``.
+* **Compat.**  The compat provider orders the ideal ranking's documents of one
+  label by their run score, scoring an unretrieved document 0.0, so it puts an
+  unretrieved document above a retrieved one with a negative score (ranklens:
+  retrieved documents first, in rank order, whatever their scores); and it divides
+  0 by 0 on an empty ranking of a query with no label above 0 (ranklens: 0).
 """
 
 from __future__ import annotations
@@ -127,6 +167,7 @@ from ir_measures.providers.base import Any as _AnyValue
 from ranklens._data import Qrels, Run
 from ranklens._evaluate import evaluate as _evaluate
 from ranklens._names import Metric, parse_metrics
+from ranklens.compat import ir_measures_trec as _trec
 from ranklens.errors import RanklensInputError
 
 __all__ = ["RanklensEvaluator", "RanklensProvider", "install"]
@@ -202,7 +243,78 @@ _TO_METRIC = {
     "AP_IA": lambda m: Metric("ap_ia", None, _rel(m)),
     "P_IA": lambda m: Metric("p_ia", _cutoff(m), _rel(m)),
     "StRecall": lambda m: Metric("st_recall", _cutoff(m), _rel(m)),
+    "Accuracy": lambda m: Metric("accuracy", _cutoff(m), _rel(m)),
+    "Compat": lambda m: Metric(
+        "compat", None, None, (("p", float(m["p"])), ("normalize", float(bool(m["normalize"]))))
+    ),
 }
+
+
+def _cwl(family: str, *names: str):
+    """An ir_measures C/W/L measure (graded: ``min_rel``, ``max_rel``) -> ranklens."""
+
+    def to_metric(m: Any) -> Metric:
+        params = [(n, float(m[n])) for n in names]
+        params += [("min_rel", float(m["min_rel"])), ("max_rel", float(m["max_rel"]))]
+        k = _cutoff(m) if "cutoff" in m.SUPPORTED_PARAMS else None
+        return Metric(family, k, None, tuple(params))
+
+    return to_metric
+
+
+_TO_METRIC.update(
+    {
+        # binary at rel, as ir_measures' cwl_eval provider (RBP without rel: none)
+        "RBP": lambda m: Metric("rbp_cwl", _cutoff(m), _rel(m), (("p", float(m["p"])),)),
+        "SDCG": _cwl("sdcg"),
+        "BPM": _cwl("bpm", "T"),
+        "NERR8": _cwl("nerr8"),
+        "NERR9": _cwl("nerr9"),
+        "NERR10": _cwl("nerr10", "p"),
+        "NERR11": _cwl("nerr11", "T"),
+        "INST": _cwl("inst", "T"),
+        "INSQ": _cwl("insq", "T"),
+    }
+)
+
+
+def _gain_params(measure: Any) -> tuple[tuple[str, float], ...]:
+    gains = _given(measure, "gains") or {}
+    return tuple(sorted((f"gain{int(label)}", float(g)) for label, g in gains.items()))
+
+
+def _num(measure: Any, *names: str) -> tuple[tuple[str, float], ...]:
+    return tuple((n, float(measure[n])) for n in names)
+
+
+# trec_eval's measures ir_measures lacks (ranklens.compat.ir_measures_trec).
+_TO_METRIC.update(
+    {
+        "Rndcg": lambda m: Metric("rndcg", None, _rel(m)),
+        # version=9: trec_eval 9.0.8's recall-level rule, as IPrec (pytrec_eval's)
+        "IPrecAvg": lambda m: Metric("iprec_avg", None, _rel(m), (("version", 9.0),)),
+        "RelP": lambda m: Metric("relative_precision", _cutoff(m), _rel(m)),
+        "GMAP": lambda m: Metric("gm_map", None, _rel(m)),
+        "GMBpref": lambda m: Metric("gm_bpref", None, _rel(m)),
+        "binG": lambda m: Metric("bin_g", None, _rel(m)),
+        "G": lambda m: Metric("g", None, None, _gain_params(m)),
+        "nDCGRel": lambda m: Metric("ndcg_rel", None, None, _gain_params(m)),
+        "Utility": lambda m: Metric("utility", None, _rel(m), _num(m, "a", "b", "c", "d")),
+        "RprecMult": lambda m: Metric("rprec_mult", None, _rel(m), _num(m, "mult")),
+        "NumNonRelJudgedRet": lambda m: Metric("num_nonrel_judged_ret", None, _rel(m)),
+    }
+)
+
+#: Measures ir_measures reports only for some queries (no DEFAULT for the others):
+#: Accuracy, for the queries with a relevant retrieved document.
+_SOMETIMES = {"Accuracy"}
+
+
+def _guard(metric: Metric) -> Metric:
+    """The companion of an ``accuracy`` metric: its relevant retrieved documents (a
+    query without one gets no Accuracy value, as in ir_measures' accuracy provider)."""
+    return parse_metrics([Metric("num_rel_ret", metric.k, metric.rel)])[0]
+
 
 #: The measures scored on subtopic judgments.
 _DIVERSE = {"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP", "AP_IA", "P_IA"}
@@ -219,7 +331,6 @@ def _beta(measure: Any) -> tuple[tuple[str, float], ...]:
 
 _ANY = _AnyValue()
 _REQUIRED = _AnyValue(required=True)
-_FALSE = Choices(False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -232,6 +343,15 @@ def _metric_of(measure: Any) -> Metric | None:
     rel = measure.params.get("rel", NOT_PROVIDED)
     if rel is not NOT_PROVIDED and not rel >= 0:
         return None
+    level = _given(measure, "rel") if measure.NAME in ("Accuracy", "RBP") else 1
+    if level is None or not float(level) > 0:
+        # At rel <= 0, ir_measures' accuracy provider counts a document missing
+        # from the qrels as relevant (label 0), its cwl_eval provider a negative
+        # label (raised to 0); ranklens counts neither relevant.
+        return None
+    max_rel = measure.params.get("max_rel", NOT_PROVIDED)
+    if max_rel is not NOT_PROVIDED and not float(measure["min_rel"]) < float(max_rel):
+        return None  # cwl_eval's gain scale needs min_rel < max_rel
     gains = measure.params.get("gains")
     if isinstance(gains, dict):
         for label, gain in gains.items():
@@ -253,8 +373,7 @@ class RanklensProvider(ir_measures.providers.Provider):
         _m._P(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
         _m._R(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
         _m._AP(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
-        _m._RR(cutoff=Choices(NOT_PROVIDED), rel=_ANY, judged_only=_ANY),
-        _m._RR(cutoff=_ANY, rel=_ANY, judged_only=_FALSE),
+        _m._RR(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
         _m._Rprec(rel=_ANY, judged_only=_ANY),
         _m._Success(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
         _m._SetP(rel=_ANY, relative=_ANY, judged_only=_ANY),
@@ -270,18 +389,40 @@ class RanklensProvider(ir_measures.providers.Provider):
         _m._Judged(cutoff=_ANY),
         _m._nDCG(cutoff=_ANY, dcg=Choices("log2"), gains=_ANY, judged_only=_ANY),
         _m._nDCG(
-            cutoff=_ANY, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED), judged_only=_FALSE
+            cutoff=_ANY, dcg=Choices("exp-log2"), gains=Choices(NOT_PROVIDED), judged_only=_ANY
         ),
-        _m._ERR(cutoff=_REQUIRED),
-        _m._alpha_nDCG(cutoff=_REQUIRED, alpha=_ANY, rel=_ANY, judged_only=_ANY),
-        _m._alpha_DCG(cutoff=_REQUIRED, alpha=_ANY, rel=_ANY, judged_only=_ANY),
-        _m._ERR_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
-        _m._nERR_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
+        _m._ERR(cutoff=_ANY),
+        _m._alpha_nDCG(cutoff=_ANY, alpha=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._alpha_DCG(cutoff=_ANY, alpha=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._ERR_IA(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._nERR_IA(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
         _m._NRBP(alpha=_ANY, beta=_ANY, rel=_ANY),
         _m._nNRBP(alpha=_ANY, beta=_ANY, rel=_ANY),
         _m._AP_IA(rel=_ANY, judged_only=_ANY),
-        _m._P_IA(cutoff=_REQUIRED, rel=_ANY, judged_only=_ANY),
-        _m._StRecall(cutoff=_REQUIRED, rel=_ANY),
+        _m._P_IA(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        _m._StRecall(cutoff=_ANY, rel=_ANY),
+        _m._Accuracy(cutoff=_ANY, rel=_ANY),
+        _m._Compat(p=_ANY, normalize=_ANY),
+        _m._RBP(cutoff=_ANY, rel=_REQUIRED, p=_ANY),
+        _m._SDCG(cutoff=_REQUIRED, dcg=Choices("log2"), min_rel=_ANY, max_rel=_REQUIRED),
+        _m._BPM(cutoff=_REQUIRED, T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._NERR8(cutoff=_REQUIRED, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._NERR9(cutoff=_REQUIRED, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._NERR10(p=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._NERR11(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._INST(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _m._INSQ(T=_ANY, min_rel=_ANY, max_rel=_REQUIRED),
+        _trec.Rndcg(rel=_ANY),
+        _trec.IPrecAvg(rel=_ANY),
+        _trec.RelP(cutoff=_ANY, rel=_ANY),
+        _trec.GMAP(rel=_ANY),
+        _trec.GMBpref(rel=_ANY),
+        _trec.binG(rel=_ANY),
+        _trec.G(gains=_ANY),
+        _trec.nDCGRel(gains=_ANY),
+        _trec.Utility(a=_ANY, b=_ANY, c=_ANY, d=_ANY, rel=_ANY),
+        _trec.RprecMult(mult=_ANY, rel=_ANY),
+        _trec.NumNonRelJudgedRet(rel=_ANY),
     ]
 
     def supports(self, measure: Any) -> bool:
@@ -355,7 +496,10 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
             kind: bool | str = measure.NAME == "Judged"
             if measure.NAME in _DIVERSE:
                 kind = "subtopics"
-            groups.setdefault((judged_only, kind), {}).setdefault(metric, []).append(measure)
+            group = groups.setdefault((judged_only, kind), {})
+            group.setdefault(metric, []).append(measure)
+            if measure.NAME in _SOMETIMES:
+                group.setdefault(_guard(metric), [])
         self._groups = groups
         self._qrels: dict[bool | str, Qrels] = {}
         if subtopics is not None:
@@ -374,7 +518,8 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
         yield from self._scored(run, scored)
         missing = self.qrel_qids - scored
         if missing:
-            pairs = itertools.product(set(self.measures), missing)
+            defaulted = {m for m in self.measures if m.NAME not in _SOMETIMES}
+            pairs = itertools.product(defaulted, missing)
             for measure, qid in sorted(pairs, key=lambda x: (str(x[0]), x[1])):
                 yield ir_measures.Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
 
@@ -393,7 +538,7 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
                 add(value)
         missing = self.qrel_qids - scored
         if missing:
-            for measure in set(self.measures):
+            for measure in {m for m in self.measures if m.NAME not in _SOMETIMES}:
                 add = aggregators[measure].add
                 for _ in missing:
                     add(measure.DEFAULT)
@@ -429,10 +574,18 @@ class RanklensEvaluator(ir_measures.providers.Evaluator):
             qids = [q for q in res.query_ids if q not in missing]
             rows = [i for i, q in enumerate(res.query_ids) if q not in missing]
             scored.update(qids)
-            for j, metric in enumerate(res.metrics):
-                column = res.values[rows, j].tolist()
+            columns = {metric: res.values[rows, j].tolist() for j, metric in enumerate(res.metrics)}
+            for metric, column in columns.items():
                 for measure in by_metric[metric]:
-                    yield measure, qids, column
+                    if measure.NAME in _SOMETIMES:
+                        keep = [v > 0 for v in columns[_guard(metric)]]
+                        yield (
+                            measure,
+                            [q for q, k in zip(qids, keep) if k],
+                            [v for v, k in zip(column, keep) if k],
+                        )
+                    else:
+                        yield measure, qids, column
 
 
 # ir_measures' pandas layouts (ir_measures.util's Qrel and ScoredDoc fields).
@@ -504,10 +657,14 @@ def install() -> RanklensProvider:
 
     After this, ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc``,
     ``ir_measures.evaluator`` (and PyTerrier's ``pt.Experiment``) compute every measure
-    ranklens supports with ranklens; the others go to the providers that follow.  The
-    provider is also registered as ``ir_measures.providers.registry["ranklens"]``.
+    ranklens supports with ranklens; the others go to the providers that follow.
+    trec_eval's measures that ir_measures lacks are registered as ir_measures
+    measures (:mod:`ranklens.compat.ir_measures_trec`, so
+    ``ir_measures.parse_measure("RelP@10")`` finds them).  The provider is also
+    registered as ``ir_measures.providers.registry["ranklens"]``.
     Calling it again changes nothing.  Returns the installed provider.
     """
+    _trec.register()
     registry = ir_measures.providers.registry
     provider = registry.get(RanklensProvider.NAME)
     if not isinstance(provider, RanklensProvider):

@@ -33,9 +33,12 @@ from . import gains as _gains
 from ._common import Judgments, Ranked, rank
 from ._expected import check_families, expected_scores
 from ._groups import grouped_reference, relabel
+from .accuracy import accuracy
 from .auc import auc
 from .bpref import bpref
+from .compat import compat
 from .counts import num_rel, num_rel_ret, num_ret
+from .cwl import bpm, insq, inst, nerr8, nerr9, nerr10, nerr11, rbp_cwl, sdcg
 from .diversity import (
     alpha_dcg,
     alpha_ndcg,
@@ -135,6 +138,18 @@ METRIC_FUNCTIONS: dict[str, MetricFunction] = {
     "p_ia": p_ia,
     "ap_ia": ap_ia,
     "st_recall": st_recall,
+    # ir_measures
+    "accuracy": accuracy,
+    "compat": compat,
+    "rbp_cwl": rbp_cwl,
+    "sdcg": sdcg,
+    "bpm": bpm,
+    "nerr8": nerr8,
+    "nerr9": nerr9,
+    "nerr10": nerr10,
+    "nerr11": nerr11,
+    "inst": inst,
+    "insq": insq,
 }
 
 #: The families computed on subtopic judgments.

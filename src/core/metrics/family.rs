@@ -64,6 +64,18 @@ pub enum Family {
     Idcg,
     /// trec_eval `yaap`.
     Yaap,
+    // -- ir_measures --
+    Accuracy,
+    Compat,
+    RbpCwl,
+    Sdcg,
+    Bpm,
+    Nerr8,
+    Nerr9,
+    Nerr10,
+    Nerr11,
+    Inst,
+    Insq,
 }
 
 impl Family {
@@ -126,6 +138,18 @@ impl Family {
             // -- end diversity --
             "idcg" => Family::Idcg,
             "yaap" => Family::Yaap,
+            // -- ir_measures --
+            "accuracy" => Family::Accuracy,
+            "compat" => Family::Compat,
+            "rbp_cwl" => Family::RbpCwl,
+            "sdcg" => Family::Sdcg,
+            "bpm" => Family::Bpm,
+            "nerr8" => Family::Nerr8,
+            "nerr9" => Family::Nerr9,
+            "nerr10" => Family::Nerr10,
+            "nerr11" => Family::Nerr11,
+            "inst" => Family::Inst,
+            "insq" => Family::Insq,
             _ => return None,
         })
     }
@@ -156,6 +180,8 @@ impl Family {
             )
             // -- diversity --
             && !matches!(self, Family::Nrbp | Family::Nnrbp | Family::ApIa)
+            // -- ir_measures --
+            && !matches!(self, Family::Compat)
     }
 
     // -- diversity --
@@ -215,6 +241,35 @@ impl Family {
                 &[("alpha", 0.5)]
             }
             Family::Nrbp | Family::Nnrbp => &[("alpha", 0.5), ("beta", 0.5)],
+            // -- ir_measures --
+            Family::Compat => &[("p", 0.95), ("normalize", 1.0)],
+            Family::RbpCwl => &[
+                ("p", 0.8),
+                ("min_rel", 0.0),
+                ("max_rel", 0.0),
+                ("depth", 1000.0),
+                ("residual", 0.0),
+            ],
+            Family::Nerr10 => &[
+                ("p", 0.9),
+                ("min_rel", 0.0),
+                ("max_rel", 0.0),
+                ("depth", 1000.0),
+                ("residual", 0.0),
+            ],
+            Family::Bpm | Family::Nerr11 | Family::Inst | Family::Insq => &[
+                ("T", 1.0),
+                ("min_rel", 0.0),
+                ("max_rel", 0.0),
+                ("depth", 1000.0),
+                ("residual", 0.0),
+            ],
+            Family::Sdcg | Family::Nerr8 | Family::Nerr9 => &[
+                ("min_rel", 0.0),
+                ("max_rel", 0.0),
+                ("depth", 1000.0),
+                ("residual", 0.0),
+            ],
             _ => &[],
         }
     }

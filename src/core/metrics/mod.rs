@@ -43,6 +43,10 @@ pub mod ndcg_rel;
 pub mod rbp;
 // -- end gains and beyond --
 pub mod diversity;
+// -- ir_measures --
+pub mod accuracy;
+pub mod compat;
+pub mod cwl;
 
 // -- preferences (trec_eval -R prefs) --
 pub mod prefs;
@@ -233,7 +237,50 @@ impl MetricSpec {
             Family::Idcg if !self.gains.is_empty() => gains::ideal_dcg(q, k, &self.gains),
             Family::Idcg => ndcg::ideal_dcg(q, k, ndcg::Gain::Label),
             Family::Yaap => yaap::yaap(q, level),
+            // -- ir_measures --
+            Family::Accuracy => accuracy::accuracy(q, k, level),
+            Family::RbpCwl
+            | Family::Sdcg
+            | Family::Bpm
+            | Family::Nerr8
+            | Family::Nerr9
+            | Family::Nerr10
+            | Family::Nerr11
+            | Family::Inst
+            | Family::Insq => self.cwl(q, k, level),
+            Family::Compat => compat::compat(q, self.param("p"), self.param("normalize") != 0.0),
         }
+    }
+}
+
+impl MetricSpec {
+    /// A C/W/L measure (`cwl.rs`): its user model, gains and horizon.
+    fn cwl(&self, q: &Query<'_>, k: Option<usize>, level: f64) -> f64 {
+        use cwl::Model;
+        let at = k.unwrap_or(usize::MAX);
+        let model = match self.family {
+            Family::RbpCwl => Model::Rbp { p: self.param("p") },
+            Family::Sdcg => Model::Sdcg { k: at },
+            Family::Bpm => Model::Bpm {
+                t: self.param("T"),
+                k: at,
+            },
+            Family::Nerr8 => Model::Nerr8 { k: at },
+            Family::Nerr9 => Model::Nerr9 { k: at },
+            Family::Nerr10 => Model::Nerr10 { p: self.param("p") },
+            Family::Nerr11 => Model::Nerr11 { t: self.param("T") },
+            Family::Inst => Model::Inst { t: self.param("T") },
+            _ => Model::Insq { t: self.param("T") },
+        };
+        let gains = cwl::Gains {
+            min_rel: self.param("min_rel"),
+            max_rel: self.param("max_rel"),
+            level,
+        };
+        // depth is validated to [1, 10^7] by the registry; a float saturates.
+        let depth = self.param("depth").max(0.0) as usize;
+        let residual = self.param("residual") != 0.0;
+        cwl::expected_utility(q, k, model, gains, depth, residual)
     }
 }
 
@@ -333,6 +380,17 @@ pub(crate) mod testutil {
         "fallout",
         "idcg",
         "yaap",
+        "accuracy",
+        "compat",
+        "rbp_cwl",
+        "sdcg",
+        "bpm",
+        "nerr8",
+        "nerr9",
+        "nerr10",
+        "nerr11",
+        "inst",
+        "insq",
     ];
 
     pub fn close(a: f64, b: f64) -> bool {
