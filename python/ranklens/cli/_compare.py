@@ -16,11 +16,15 @@ import argparse
 import os
 import sys
 
-from ranklens._checks import check_threads, level_text
 from ranklens._names import parse_metrics
-from ranklens.cli._options import add_metric_option
-from ranklens.compare import CORRECTIONS, TESTS, compare
-from ranklens.compare._compare import check_settings
+from ranklens.cli._options import (
+    UsageError,
+    add_comparison_options,
+    add_metric_option,
+    check_comparison_options,
+    find_baseline,
+)
+from ranklens.compare import compare
 from ranklens.errors import RanklensInputError
 
 _DEFAULT_METRICS = ["map", "ndcg@10"]
@@ -37,21 +41,7 @@ def _parser() -> argparse.ArgumentParser:
         p,
         "metric, any spelling (ndcg@10, P_5, map); repeatable (default: map, ndcg@10)",
     )
-    p.add_argument("--test", choices=TESTS, default="fisher", help="significance test")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    p.add_argument("--baseline", default=None, help="compare every run with this one only")
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--n-resamples", type=int, default=10_000, dest="n_resamples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        type=level_text,
-        default=1.0,
-        dest="relevance_level",
-        help="a label >= this is relevant (default 1); 'positive': any label > 0",
-    )
-    p.add_argument("--threads", type=int, default=None)
+    add_comparison_options(p)
     p.add_argument(
         "--format",
         choices=["table", "markdown", "latex", "html", "json"],
@@ -77,8 +67,7 @@ def main(argv: list[str]) -> int:
         print("ranklens compare: error: give at least two run files", file=sys.stderr)
         return 2
     try:  # the settings before any file is read: a usage error is exit 2
-        check_settings(args.test, args.correction, args.alpha, args.n_resamples, args.seed)
-        check_threads(args.threads)
+        check_comparison_options(args)
         parse_metrics(args.metrics or _DEFAULT_METRICS)  # an unknown metric is usage
         if len(set(args.runs)) != len(args.runs):
             raise RanklensInputError("a run file is given twice")
@@ -102,16 +91,7 @@ def main(argv: list[str]) -> int:
             for alias in (path, base, tag):
                 if alias:
                     aliases.setdefault(str(alias), name)
-        baseline = args.baseline
-        if baseline is not None and baseline not in runs:
-            baseline = aliases.get(baseline)
-            if baseline is None:
-                print(
-                    f"ranklens compare: error: unknown --baseline {args.baseline!r}; "
-                    f"give a run's tag, file name or path: {', '.join(map(repr, runs))}",
-                    file=sys.stderr,
-                )
-                return 2
+        baseline = find_baseline(args.baseline, runs, aliases)
         cmp = compare(
             qrels,
             runs,
@@ -129,6 +109,9 @@ def main(argv: list[str]) -> int:
             from ranklens.plots import distribution_plot
 
             distribution_plot(cmp, cmp.metrics[0], path=args.plot)
+    except UsageError as e:
+        print(f"ranklens compare: error: {e}", file=sys.stderr)
+        return 2
     except (RanklensInputError, OSError, ImportError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"ranklens compare: {msg}", file=sys.stderr)

@@ -17,11 +17,14 @@ import os
 import sys
 
 import ranklens
-from ranklens._checks import check_threads, level_text
 from ranklens._report import report, run_names
-from ranklens.cli._options import add_metric_option
-from ranklens.compare import CORRECTIONS, TESTS
-from ranklens.compare._compare import check_settings
+from ranklens.cli._options import (
+    UsageError,
+    add_comparison_options,
+    add_metric_option,
+    check_comparison_options,
+    find_baseline,
+)
 from ranklens.errors import RanklensInputError
 
 _PROG = "ranklens report"
@@ -41,26 +44,12 @@ def _parser() -> argparse.ArgumentParser:
         "--depth", type=int, default=20, help="rank depth embedded and shown (default 20)"
     )
     p.add_argument("--title", default=None)
-    p.add_argument("--test", choices=TESTS, default="fisher", help="significance test")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    p.add_argument("--baseline", default=None, help="compare every run with this one only")
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--n-resamples", type=int, default=10_000, dest="n_resamples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        type=level_text,
-        default=1.0,
-        dest="relevance_level",
-        help="a label >= this is relevant (default 1); 'positive': any label > 0",
-    )
+    add_comparison_options(p)
     p.add_argument(
         "--subtopics",
         action="store_true",
         help="the qrels file is in the diversity format (qid subtopic docno label)",
     )
-    p.add_argument("--threads", type=int, default=None)
     return p
 
 
@@ -77,8 +66,7 @@ def main(argv: list[str]) -> int:
             raise RanklensInputError("a run file is given twice")
         if args.depth < 1:
             raise RanklensInputError(f"--depth must be >= 1, got {args.depth}")
-        check_settings(args.test, args.correction, args.alpha, args.n_resamples, args.seed)
-        check_threads(args.threads)
+        check_comparison_options(args)
         ranklens.parse_metrics(args.metrics or _DEFAULT_METRICS)
     except RanklensInputError as e:
         print(f"{_PROG}: error: {e}", file=sys.stderr)
@@ -88,20 +76,11 @@ def main(argv: list[str]) -> int:
         loaded = [ranklens.Run.from_trec(path) for path in args.runs]
         names = run_names(args.runs, [r.name for r in loaded])
         runs = dict(zip(names, loaded))
-        baseline = args.baseline
-        if baseline is not None and baseline not in runs:
-            aliases = {}
-            for name, path in zip(names, args.runs):
-                for alias in (path, os.path.basename(path)):
-                    aliases.setdefault(alias, name)
-            baseline = aliases.get(baseline)
-            if baseline is None:
-                print(
-                    f"{_PROG}: error: unknown --baseline {args.baseline!r}; give a run's "
-                    f"name, file name or path: {', '.join(map(repr, runs))}",
-                    file=sys.stderr,
-                )
-                return 2
+        aliases: dict[str, str] = {}
+        for name, path in zip(names, args.runs):
+            for alias in (path, os.path.basename(path)):
+                aliases.setdefault(alias, name)
+        baseline = find_baseline(args.baseline, runs, aliases)
         report(
             qrels,
             runs,
@@ -118,6 +97,9 @@ def main(argv: list[str]) -> int:
             relevance_level=args.relevance_level,
             threads=args.threads,
         )
+    except UsageError as e:
+        print(f"{_PROG}: error: {e}", file=sys.stderr)
+        return 2
     except (RanklensInputError, OSError) as e:
         if isinstance(e, OSError) and e.filename and str(e.filename) not in str(e):
             msg = f"{e.filename}: {e.strerror or e}"
