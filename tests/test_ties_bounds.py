@@ -174,3 +174,16 @@ def test_scorer_and_score_accept_best_and_worst() -> None:
 def test_bad_ties_name_lists_best_and_worst() -> None:
     with pytest.raises(RanklensInputError, match="'best' or 'worst'"):
         ranklens.evaluate(QRELS, RUN, ["mrr"], ties="random")
+
+
+@pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(inputs=tied_inputs(), options=OPTIONS, ties=st.sampled_from(["best", "worst"]))
+def test_scorer_matches_evaluate(inputs, options, ties) -> None:
+    qrels, run = inputs
+    qids = sorted(qrels)
+    want = ranklens.evaluate(qrels, run, MONOTONE, relevance_level=1, ties=ties, **options)
+    scorer = Scorer(MONOTONE, relevance_level=1, ties=ties, **options)
+    batch = scorer.batch([run[q] for q in qids], [qrels[q] for q in qids])
+    for j, m in enumerate(want.metrics):
+        np.testing.assert_allclose(batch[m.name], want.values[:, j], atol=TOL, err_msg=m.name)
