@@ -187,3 +187,24 @@ def test_scorer_matches_evaluate(inputs, options, ties) -> None:
     batch = scorer.batch([run[q] for q in qids], [qrels[q] for q in qids])
     for j, m in enumerate(want.metrics):
         np.testing.assert_allclose(batch[m.name], want.values[:, j], atol=TOL, err_msg=m.name)
+
+
+def test_diversity_metrics_order_by_the_largest_subtopic_label() -> None:
+    # A document's label is its largest subtopic label (what the other metrics
+    # see); both backends agree.  For diversity metrics this is an ordering,
+    # not a bound.
+    rows = [("q", "1", "a", 1), ("q", "2", "a", 0), ("q", "1", "b", 0), ("q", "2", "b", 2)]
+    rows += [("q", "1", "c", 1), ("q", "2", "c", 1), ("q", "1", "d", -1)]
+    qrels = Qrels.from_subtopics(rows)
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "u": 1.0, "z": 2.0}}
+    metrics = ["alpha_nDCG@3", "ERR_IA@3", "NRBP", "ndcg@3"]
+    for ties in ("best", "worst"):
+        for judged_only in (False, True):
+            kw = {"ties": ties, "judged_only": judged_only}
+            rust = ranklens.evaluate(qrels, run, metrics, **kw)
+            ref = ranklens.evaluate(qrels, run, metrics, backend="python", **kw)
+            np.testing.assert_allclose(rust.values, ref.values, rtol=0, atol=TOL)
+    # best: z (above the tie), then b (2), c and a (1, trec order), u (0), d (-1).
+    res = ranklens.evaluate(qrels, run, ["ndcg@3"], ties="best")
+    ideal = 2 + 1 / np.log2(3) + 1 / 2
+    assert res["ndcg@3"] == pytest.approx((2 / np.log2(3) + 1 / 2) / ideal)

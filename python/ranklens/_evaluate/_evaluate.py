@@ -63,7 +63,9 @@ def evaluate(
     scores (a document not in the qrels counts as label 0, a negative label below
     it; then trec order), as ``evaluate_dense(ties=...)``: the best / worst value
     over the orderings for every metric that rewards ranking higher labels higher
-    (precision, recall, mrr, map, ndcg, err, ...); not with grouped qrels.
+    (precision, recall, mrr, map, ndcg, err, ...); with subtopic qrels a document's
+    label is its largest subtopic label (for the diversity metrics an ordering,
+    not a bound); not with grouped qrels.
     ``empty``: a qrels query with no ground truth (``Qrels.from_groups`` with no
     group) or nothing retrieved (missing from the run, or an empty ranking):
     ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``

@@ -284,16 +284,6 @@ def gate(
 
     pvalues, boot = _pvalues(diffs, budget_arr, mode, test, n_resamples, seed, nthreads)
     p_adj = adjust_pvalues(pvalues, correction)
-    tie_verdicts = _tie_verdicts(
-        q,
-        runs,
-        ms,
-        relevance_level,
-        nthreads,
-        (p_adj <= alpha).all() if mode == "strict" else not (p_adj <= alpha).any(),
-        budget_arr,
-        (mode, test, correction, alpha, n_resamples, seed),
-    )
     levels = _levels(pvalues, correction, alpha)
     significant = p_adj <= alpha
     n = len(qids)
@@ -324,6 +314,16 @@ def gate(
             )
         )
 
+    tie_verdicts = _tie_verdicts(
+        q,
+        runs,
+        ms,
+        relevance_level,
+        nthreads,
+        all(v.passed for v in verdicts),
+        budget_arr,
+        (mode, test, correction, alpha, n_resamples, seed),
+    )
     regressions = {
         m.name: _top_regressions(qids, base[:, j], cand[:, j], top) for j, m in enumerate(ms)
     }
@@ -385,7 +385,8 @@ def _tie_verdicts(
     settings: tuple[str, str, str, float, int, int],
 ) -> dict[str, bool] | None:
     """The overall verdict under trec, best and worst tie orders (both runs
-    ranked the same way); ``None`` when the qrels refuse best / worst (grouped)."""
+    ranked the same way), each as the trec verdict is reached (p-values,
+    correction, mode); ``None`` when the qrels refuse best / worst (grouped)."""
     mode, test, correction, alpha, n_resamples, seed = settings
     out = {"trec": bool(trec_passed)}
     for ties in ("best", "worst"):
