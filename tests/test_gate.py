@@ -583,3 +583,47 @@ def test_cli_relevance_level_positive_as_in_the_other_commands(tmp_path):
     assert positive.returncode == 1, positive.stdout + positive.stderr
     bad = subprocess.run([*run, "-l", "nan"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+# -- tie orders --------------------------------------------------------------------------
+def _tied_case() -> tuple[dict, dict, dict]:
+    """The candidate ties the relevant d1 with x: trec order (id descending) puts
+    x first (a drop of 1/2 in mrr), best puts d1 first (no drop)."""
+    qrels = {f"q{i:02d}": {"d1": 1} for i in range(30)}
+    base = {q: {"d1": 2.0, "x": 1.0} for q in qrels}
+    cand = {q: {"d1": 1.0, "x": 1.0} for q in qrels}
+    return qrels, base, cand
+
+
+def test_verdict_depending_on_tie_order_is_reported(tmp_path):
+    qrels, base, cand = _tied_case()
+    res = ranklens.gate(qrels, base, cand, {"mrr": 0.01})
+    assert not res.passed
+    assert res.tie_verdicts == {"trec": False, "best": True, "worst": False}
+    assert res.tie_dependent
+    line = "verdict depends on tie order: FAIL under trec, PASS under best, FAIL under worst"
+    assert line in res.to_text() and f"- {line}" in res.to_markdown()
+    doc = json.loads(res.to_json())
+    assert doc["tie_dependent"] is True and doc["tie_verdicts"]["best"] is True
+    # No tie: the three orders agree, nothing said.
+    same = ranklens.gate(qrels, base, base, {"mrr": 0.01})
+    assert same.tie_verdicts == {"trec": True, "best": True, "worst": True}
+    assert not same.tie_dependent and "tie order" not in same.to_text()
+    # Grouped qrels refuse best / worst: not checked.
+    grouped = ranklens.Qrels.from_groups({q: [["d1"]] for q in qrels})
+    res = ranklens.gate(grouped, base, cand, {"mrr": 0.01})
+    assert res.tie_verdicts is None and not res.tie_dependent
+    # The command line prints the line.
+    ranklens.Qrels(qrels).to_trec(tmp_path / "qrels.txt")
+    ranklens.Run(base).to_trec(tmp_path / "base.txt")
+    ranklens.Run(cand).to_trec(tmp_path / "cand.txt")
+    out = _cli(
+        *(str(tmp_path / f"{n}.txt") for n in ("qrels", "base", "cand")),
+        "-m",
+        "mrr",
+        "--max-drop",
+        "0.01",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 1, out.stderr
+    assert line in out.stdout

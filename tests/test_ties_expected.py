@@ -289,5 +289,5 @@ def test_brute_force_guard() -> None:
 
 
 def test_bad_ties_name() -> None:
-    with pytest.raises(RanklensInputError, match="'trec', 'input' or 'expected'"):
+    with pytest.raises(RanklensInputError, match="'trec', 'input', 'expected', 'best' or 'worst'"):
         ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["mrr"], ties="random")

@@ -111,8 +111,10 @@ def check_miss(miss: Any) -> bool:
 
 
 def check_ties(ties: Any) -> str:
-    if ties not in ("trec", "input", "expected"):
-        raise RanklensInputError(f"ties must be 'trec', 'input' or 'expected', got {ties!r}")
+    if ties not in ("trec", "input", "expected", "best", "worst"):
+        raise RanklensInputError(
+            f"ties must be 'trec', 'input', 'expected', 'best' or 'worst', got {ties!r}"
+        )
     return ties
 
 

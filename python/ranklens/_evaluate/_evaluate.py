@@ -59,6 +59,13 @@ def evaluate(
     order; for rerankers that emit equal scores) or ``"expected"``: the exact
     expected value over all orderings of each group of equal scores (uniformly
     random, independent per group; McSherry & Najork 2008), computed in closed form.
+    ``"best"`` / ``"worst"``: higher / lower labels first within a group of equal
+    scores (a document not in the qrels counts as label 0, a negative label below
+    it; then trec order), as ``evaluate_dense(ties=...)``: the best / worst value
+    over the orderings for every metric that rewards ranking higher labels higher
+    (precision, recall, mrr, map, ndcg, err, ...); with subtopic qrels a document's
+    label is its largest subtopic label (for the diversity metrics an ordering,
+    not a bound); not with grouped qrels.
     ``empty``: a qrels query with no ground truth (``Qrels.from_groups`` with no
     group) or nothing retrieved (missing from the run, or an empty ranking):
     ``"zero"`` (default: scored as trec_eval scores it, mostly 0), ``"nan"``

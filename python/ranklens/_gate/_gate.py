@@ -82,6 +82,16 @@ Per-query detail
     ``GateResult.flips[k]`` lists the queries that had a relevant document in the
     baseline's top ``k`` and have none in the candidate's (hit -> miss), and
     ``GateResult.gains[k]`` the reverse.
+
+Tie orders
+    The verdict is computed on trec_eval's tie order (equal scores by document
+    id descending), an arbitrary choice among the orderings of tied documents.
+    Both runs are also scored with ``ties="best"`` and ``ties="worst"`` (higher /
+    lower labels first within equal scores, see :func:`ranklens.evaluate`) and
+    gated the same way; ``GateResult.tie_verdicts`` holds the overall verdict
+    under each order (``None`` for grouped qrels, which refuse them) and
+    ``GateResult.tie_dependent`` is true when they differ: a regression that
+    exists only in one tie order.  The reports then say so in one line.
 """
 
 from __future__ import annotations
@@ -304,6 +314,16 @@ def gate(
             )
         )
 
+    tie_verdicts = _tie_verdicts(
+        q,
+        runs,
+        ms,
+        relevance_level,
+        nthreads,
+        all(v.passed for v in verdicts),
+        budget_arr,
+        (mode, test, correction, alpha, n_resamples, seed),
+    )
     regressions = {
         m.name: _top_regressions(qids, base[:, j], cand[:, j], top) for j, m in enumerate(ms)
     }
@@ -350,7 +370,38 @@ def gate(
         warnings=msgs,
         settings=settings,
         scores={nm: s for nm, s in zip(names, (base, cand))},
+        tie_verdicts=tie_verdicts,
     )
+
+
+def _tie_verdicts(
+    q: Qrels,
+    runs: tuple[Run, Run],
+    ms: list[Metric],
+    relevance_level: float,
+    threads: int | None,
+    trec_passed: bool,
+    budgets: np.ndarray,
+    settings: tuple[str, str, str, float, int, int],
+) -> dict[str, bool] | None:
+    """The overall verdict under trec, best and worst tie orders (both runs
+    ranked the same way), each as the trec verdict is reached (p-values,
+    correction, mode); ``None`` when the qrels refuse best / worst (grouped)."""
+    mode, test, correction, alpha, n_resamples, seed = settings
+    out = {"trec": bool(trec_passed)}
+    for ties in ("best", "worst"):
+        try:
+            base, cand = (
+                evaluate(q, r, ms, relevance_level=relevance_level, threads=threads, ties=ties)
+                for r in runs
+            )
+        except RanklensInputError:
+            return None
+        diffs = np.ascontiguousarray((base.values - cand.values).T)
+        pvalues, _ = _pvalues(diffs, budgets, mode, test, n_resamples, seed, threads)
+        significant = adjust_pvalues(pvalues, correction) <= alpha
+        out[ties] = bool(significant.all() if mode == "strict" else not significant.any())
+    return out
 
 
 def _fmt(x: float) -> str:

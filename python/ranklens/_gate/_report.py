@@ -71,8 +71,14 @@ def settings_line(r: Any) -> str:
 
 
 def detail_lines(r: Any) -> list[str]:
-    """Flips, missing and ignored queries, warnings: one line each."""
+    """Tie-order dependence, flips, missing and ignored queries, warnings: one
+    line each."""
     lines = []
+    if r.tie_dependent:
+        orders = ", ".join(
+            f"{'PASS' if ok else 'FAIL'} under {order}" for order, ok in r.tie_verdicts.items()
+        )
+        lines.append(f"verdict depends on tie order: {orders}")
     for k, ids in r.flips.items():
         gained = len(r.gains.get(k, []))
         text = f"hit -> miss @{k}: {_queries(len(ids))}"

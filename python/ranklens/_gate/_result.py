@@ -67,6 +67,9 @@ class GateResult:
       at cutoff ``k``.
     * ``missing_queries[name]`` / ``ignored_queries[name]`` – per run (``names``):
       qrels queries it lacks (scored as empty rankings), queries not in the qrels.
+    * ``tie_verdicts`` – the overall verdict under the ``"trec"``, ``"best"`` and
+      ``"worst"`` tie orders (``None`` for grouped qrels); ``tie_dependent`` – true
+      when they differ (the reports then say so).
     * ``warnings`` – the power warnings issued; ``settings`` – the options used;
       ``query_ids``, ``scores[name]`` (``queries x metrics`` arrays).
     * ``to_text()`` (also ``str()``), ``to_markdown()``, ``to_json()``, ``to_dict()``.
@@ -86,6 +89,7 @@ class GateResult:
         warnings: list[str],
         settings: dict[str, Any],
         scores: dict[str, np.ndarray],
+        tie_verdicts: dict[str, bool] | None = None,
     ) -> None:
         self.names = names
         self.query_ids = query_ids
@@ -98,6 +102,11 @@ class GateResult:
         self.warnings = warnings
         self.settings = settings
         self.scores = scores
+        self.tie_verdicts = tie_verdicts
+
+    @property
+    def tie_dependent(self) -> bool:
+        return self.tie_verdicts is not None and len(set(self.tie_verdicts.values())) > 1
 
     @property
     def passed(self) -> bool:
@@ -133,6 +142,8 @@ class GateResult:
             "missing_queries": dict(self.missing_queries),
             "ignored_queries": dict(self.ignored_queries),
             "warnings": list(self.warnings),
+            "tie_verdicts": None if self.tie_verdicts is None else dict(self.tie_verdicts),
+            "tie_dependent": self.tie_dependent,
         }
 
     def to_json(self, indent: int | None = 2) -> str:

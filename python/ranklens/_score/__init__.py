@@ -47,7 +47,8 @@ Options shared by every function here:
 * ``ties``, ``judged_only``, ``max_docs`` -- as in :func:`ranklens.evaluate`:
   ``ties`` orders equal scores of a retrieved dict (``"trec"``: id descending,
   ``"input"``: the dict's order, ``"expected"``: the expected value over their
-  orderings; a retrieved list has no ties); ``judged_only=True`` drops retrieved
+  orderings, ``"best"`` / ``"worst"``: higher / lower labels first; a retrieved
+  list has no ties); ``judged_only=True`` drops retrieved
   ids not in the ground truth (or with a negative label) first, ranks closing
   up (trec_eval ``-J``); ``max_docs`` scores only the top ``max_docs`` retrieved
   (trec_eval ``-M``, after ``duplicates="first"`` has dropped repeats).

@@ -1,7 +1,8 @@
 """The ``ranklens`` command line: TREC files in, a table out.
 
     ranklens QRELS RUN [RUN ...] -m ndcg@10 -m map [-q] [--format table|tsv|csv|json|jsonl]
-             [--ties trec|input|expected] [--empty zero|nan|skip] [--miss k+1|nan] [--stream]
+             [--ties trec|input|expected|best|worst] [--empty zero|nan|skip] [--miss k+1|nan]
+             [--stream]
     ranklens compare QRELS RUN1 RUN2 ... -m ndcg@10 --test fisher --correction holm
     ranklens gate QRELS BASELINE CANDIDATE -m ndcg@10 --max-drop ndcg@10=0.01 [--mode strict]
              [--html report.html]

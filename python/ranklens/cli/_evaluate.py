@@ -59,10 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--ties",
-        choices=["trec", "input", "expected"],
+        choices=["trec", "input", "expected", "best", "worst"],
         default="trec",
-        help="order of equal scores: trec_eval's (doc id descending), the file's, or the "
-        "expected value over all orders",
+        help="order of equal scores: trec_eval's (doc id descending), the file's, the "
+        "expected value over all orders, or higher (best) / lower (worst) labels first",
     )
     p.add_argument(
         "--empty",

@@ -12,7 +12,8 @@ Conventions (trec_eval 10.0):
   the run is scored on an empty ranking (``trec_eval -c``); run-only queries are
   ignored.
 * Ranking: score descending, ties by doc id descending (UTF-8 byte order), or in
-  input order with ``ties="input"``; optional trec_eval ``-M`` / ``-J``.
+  input order with ``ties="input"``, or by label with ``ties="best"`` / ``"worst"``;
+  optional trec_eval ``-M`` / ``-J``.
 * Relevant at level ``l``: label >= 0 and label >= l, where ``l`` is the metric's
   ``rel=`` if given, else ``relevance_level``.  Negative labels mean "in the pool but
   unjudged": never relevant, never judged non-relevant (bpref), gain 0.
@@ -183,6 +184,8 @@ def evaluate_reference(
     drop retrieved documents not in the qrels or with a negative label, ranks
     closing up (trec_eval ``-J``).  ``"expected"``: the mean over every ordering of
     each group of equal scores, by enumeration (see :mod:`._expected`).
+    ``"best"`` / ``"worst"``: equal scores by label descending / ascending (not
+    judged: 0), then in trec order (see :func:`._common.rank`); not with ``groups``.
 
     ``groups``: grouped ground truth (RAG), ``{query_id: [(label, [doc ids]), ...]}``
     (see :mod:`._groups`); it replaces ``qrels``, whose keys still list the queries.

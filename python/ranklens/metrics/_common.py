@@ -105,7 +105,9 @@ def rank(
     ``ties="trec"``: sorting the pair (score, doc id bytes) in *reverse* gives score
     descending and, among equal scores, doc id bytes descending -- trec_eval's order.
     ``ties="input"``: score descending, equal scores kept in the mapping's order
-    (Python's sort is stable, also with ``reverse=True``).
+    (Python's sort is stable, also with ``reverse=True``).  ``ties="best"`` /
+    ``"worst"``: equal scores by label descending / ascending (not judged: 0),
+    then in trec order.
 
     Then, as trec_eval's ``form_res_rels`` does, in this order: keep only the first
     ``max_docs`` documents (``-M``), and with ``judged_only`` (``-J``) drop those not
@@ -116,8 +118,18 @@ def rank(
         ordered = sorted(items, key=_trec_key, reverse=True)
     elif ties == "input":
         ordered = sorted(items, key=_score_key, reverse=True)
+    elif ties in ("best", "worst"):
+        # Trec order, then (stable) score descending and label descending
+        # ("best") or ascending ("worst"), an unjudged document as label 0.
+        sign = 1.0 if ties == "best" else -1.0
+        labels = judgments.labels
+        ordered = sorted(
+            sorted(items, key=_trec_key, reverse=True),
+            key=lambda item: (item[1], sign * labels.get(item[0], 0.0)),
+            reverse=True,
+        )
     else:
-        raise ValueError(f"ties must be 'trec' or 'input', got {ties!r}")
+        raise ValueError(f"ties must be 'trec', 'input', 'best' or 'worst', got {ties!r}")
     if max_docs is not None:
         ordered = ordered[:max_docs]
     docs = [doc for doc, _ in ordered]

@@ -91,6 +91,11 @@ def grouped_reference(
         raise RanklensInputError(
             "ties='expected' with grouped qrels is only available in the Rust backend"
         )
+    if ties in ("best", "worst"):
+        raise RanklensInputError(
+            "ties='best' / 'worst' are not defined with grouped qrels (which member "
+            "takes the group's label depends on the order)"
+        )
     run_s = {str(q): {str(d): v for d, v in docs.items()} for q, docs in run.items()}
     per_group = {str(q): _pool(gs) for q, gs in groups.items()}
     groups_s = {str(q): gs for q, gs in groups.items()}

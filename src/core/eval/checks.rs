@@ -59,6 +59,24 @@ pub(super) fn check_options(metrics: &[MetricSpec], opts: &Options) -> Result<()
     Ok(())
 }
 
+/// `ties='best'` / `'worst'` order a tie by label, which grouped qrels (a
+/// group's label goes to its first member ranked) leave undefined: refused.
+pub(super) fn check_grouped_ties(qrels: &Side<'_>, opts: &Options) -> Result<()> {
+    if !qrels.extra.is_empty() && matches!(opts.ties, Ties::Best | Ties::Worst) {
+        return Err(grouped_ties_error());
+    }
+    Ok(())
+}
+
+/// The error of [`check_grouped_ties`].
+pub(super) fn grouped_ties_error() -> Error {
+    Error::InvalidInput(
+        "ties='best' / 'worst' are not defined with grouped qrels (which member \
+         takes the group's label depends on the order)"
+            .into(),
+    )
+}
+
 /// Every value of qrels query `qi` is finite: a value past the largest float
 /// (a gain `2^label` for a label of 1024 or more, a sum past 1.8e308) is an
 /// error naming the query and the metric, never a NaN or an infinity in the

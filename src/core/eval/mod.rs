@@ -45,7 +45,7 @@ use crate::core::error::{show, Error, Result};
 use crate::core::join::Judged;
 use crate::core::metrics::{self, MetricSpec};
 use crate::core::vocab::{align, NONE};
-use checks::check_options;
+use checks::{check_grouped_ties, check_options};
 use score::subtopics_of;
 
 /// The result of [`evaluate`].
@@ -117,6 +117,7 @@ pub fn evaluate_into(
     }
     check_options(metrics, opts)?;
     check_subtopics(metrics, qrels)?;
+    check_grouped_ties(qrels, opts)?;
     let qmap = align(qrels.queries, run.queries);
     let mut in_qrels = vec![false; run.num_queries()];
     for &r in &qmap {
@@ -178,6 +179,7 @@ pub fn evaluate_pairs(
 ) -> Result<Vec<f64>> {
     check_options(metrics, opts)?;
     check_subtopics(metrics, qrels)?;
+    check_grouped_ties(qrels, opts)?;
     let nm = metrics.len();
     let mut values = vec![0.0; pairs.len() * nm];
     if pairs

@@ -14,6 +14,13 @@ pub enum Ties {
     /// The expected value over all orderings of each group of equal scores,
     /// uniformly random and independent (see [`crate::core::metrics::expected`]).
     Expected,
+    /// Higher labels first within a group of equal scores (unjudged as 0;
+    /// then trec order): the best value over the orderings for every metric
+    /// that rewards ranking higher labels higher.
+    Best,
+    /// Lower labels first within a group of equal scores (unjudged as 0;
+    /// then trec order): the worst value over those orderings.
+    Worst,
 }
 
 impl Ties {
@@ -22,8 +29,10 @@ impl Ties {
             "trec" => Ok(Ties::Trec),
             "input" => Ok(Ties::Input),
             "expected" => Ok(Ties::Expected),
+            "best" => Ok(Ties::Best),
+            "worst" => Ok(Ties::Worst),
             _ => Err(Error::InvalidInput(format!(
-                "ties must be 'trec', 'input' or 'expected', got {name:?}"
+                "ties must be 'trec', 'input', 'expected', 'best' or 'worst', got {name:?}"
             ))),
         }
     }

@@ -115,6 +115,18 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
         }
         s.satisfied.clear();
         s.satisfied.resize(n, false);
+        if matches!(opts.ties, Ties::Best | Ties::Worst) {
+            // A group of one member orders as its label; of more, refused.
+            for &g in jgroups {
+                if let Some(seen) = s.satisfied.get_mut(g as usize) {
+                    if *seen {
+                        return Err(super::checks::grouped_ties_error());
+                    }
+                    *seen = true;
+                }
+            }
+            s.satisfied.fill(false);
+        }
         s.satisfied_in.clear();
         s.satisfied_in.resize(n, 0);
     }
@@ -142,9 +154,17 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
     if !scores.is_empty() {
         s.order.clear();
         s.order.extend(0..scores.len());
-        if opts.ties == Ties::Input && pos.len() == scores.len() {
-            // Rows are in trec order; reorder each run of equal scores
-            // by input position.
+        let reorder = match opts.ties {
+            Ties::Input => pos.len() == scores.len(),
+            Ties::Best | Ties::Worst => true,
+            Ties::Trec | Ties::Expected => false,
+        };
+        if reorder {
+            // Rows are in trec order; reorder each run of equal scores by
+            // input position, or by label (unjudged as 0, a negative label
+            // below it, as the dense path orders labels; then trec order,
+            // the row index).  `+ 0.0`: a label -0 ties with 0.
+            let key = |i: usize| find(i).and_then(|j| jlabels.get(j).copied()).unwrap_or(0.0) + 0.0;
             let mut a = 0;
             while a < scores.len() {
                 let mut b = a + 1;
@@ -152,7 +172,16 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
                     b += 1;
                 }
                 if b - a > 1 {
-                    s.order[a..b].sort_unstable_by_key(|&i| pos[i]);
+                    let run = &mut s.order[a..b];
+                    match opts.ties {
+                        Ties::Best => {
+                            run.sort_unstable_by(|&x, &y| key(y).total_cmp(&key(x)).then(x.cmp(&y)))
+                        }
+                        Ties::Worst => {
+                            run.sort_unstable_by(|&x, &y| key(x).total_cmp(&key(y)).then(x.cmp(&y)))
+                        }
+                        _ => run.sort_unstable_by_key(|&i| pos[i]),
+                    }
                 }
                 a = b;
             }

@@ -126,6 +126,64 @@ fn input_ties_keep_the_given_order() {
 }
 
 #[test]
+fn best_and_worst_ties_order_by_label() {
+    // Labels: a 2, b 1, c -1 (judged non-relevant, below an unjudged 0), u
+    // unjudged.  Run: x 3.0, then a b c u tied at 1.0.
+    let mut qb = Builder::new(Kind::Qrels, false);
+    for (d, l) in [("a", 2.0), ("b", 1.0), ("c", -1.0)] {
+        qb.push(b"q", d.as_bytes(), l).unwrap();
+    }
+    let q = qb.finish().unwrap();
+    let mut rb = Builder::new(Kind::Run, false);
+    for (d, s) in [("x", 3.0), ("a", 1.0), ("b", 1.0), ("c", 1.0), ("u", 1.0)] {
+        rb.push(b"q", d.as_bytes(), s).unwrap();
+    }
+    let r = rb.finish().unwrap();
+    let metrics = [
+        spec("mrr", None),
+        spec("precision", Some(2)),
+        spec("hits", Some(2)),
+        spec("map", None),
+    ];
+    let mut opts = Options::new(1.0);
+    let run = |opts: &Options| {
+        evaluate(&side(&q), &side(&r), &metrics, opts)
+            .unwrap()
+            .values
+    };
+    // trec: x u c b a -> relevant at ranks 4, 5.
+    assert_eq!(
+        run(&opts),
+        vec![0.25, 0.0, 0.0, (1.0 / 4.0 + 2.0 / 5.0) / 2.0]
+    );
+    // best: x a b u c -> relevant at ranks 2, 3.
+    opts.ties = Ties::Best;
+    assert_eq!(
+        run(&opts),
+        vec![0.5, 0.5, 1.0, (1.0 / 2.0 + 2.0 / 3.0) / 2.0]
+    );
+    // worst: x c u b a -> relevant at ranks 4, 5 (c's -1 below u's 0).
+    opts.ties = Ties::Worst;
+    assert_eq!(
+        run(&opts),
+        vec![0.25, 0.0, 0.0, (1.0 / 4.0 + 2.0 / 5.0) / 2.0]
+    );
+    // max_docs cuts after the order: best keeps a in the top 2.
+    opts.ties = Ties::Best;
+    opts.max_docs = Some(2);
+    assert_eq!(run(&opts)[..2], [0.5, 0.5]);
+    // Grouped qrels: refused.
+    let mut gb = Builder::new(Kind::Qrels, false);
+    let qi = gb.query(b"q").unwrap();
+    gb.grouped_row(qi, b"a", 1.0, 0).unwrap();
+    let g = gb.finish().unwrap();
+    let err = evaluate(&side(&g), &side(&r), &metrics, &opts).unwrap_err();
+    assert!(err.to_string().contains("grouped qrels"), "{err}");
+    assert_eq!(Ties::from_name("best").unwrap(), Ties::Best);
+    assert_eq!(Ties::from_name("worst").unwrap(), Ties::Worst);
+}
+
+#[test]
 fn groups_are_satisfied_once() {
     let mut qb = Builder::new(Kind::Qrels, false);
     let qi = qb.query(b"q").unwrap();
