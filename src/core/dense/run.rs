@@ -2,6 +2,10 @@
 //! ([`setup`]), and the parallel loops over rows ([`run_rows`]) and over
 //! blocks of rows through the sparse path ([`run_sparse`], [`run_blocks`]).
 //!
+//! Every value of a non-empty row is finite ([`finite`]): a gain or a sum
+//! past the largest float is the error `evaluate` gives, checked once over
+//! the values rather than in each kernel (the sparse kernels stay as they are).
+//!
 //! One task holds at least [`TASK_ROWS`] rows, run in order on one thread
 //! with one per-thread [`Scratch`]; a call of at most that many rows runs on
 //! the calling thread without rayon.
@@ -131,4 +135,21 @@ fn run_blocks(
         values,
         empty: flags,
     })
+}
+
+/// Every value of each non-empty row of `ev` is finite (`eval::check_values`):
+/// the rows' labels were checked finite, so a value that is not is a gain or
+/// a sum past the largest float.  `what` names a row (`"row"`, `"group"`).
+pub(super) fn finite(
+    ev: DenseEvaluation,
+    metrics: &[MetricSpec],
+    what: &str,
+) -> Result<DenseEvaluation> {
+    let nm = metrics.len().max(1);
+    for (i, (out, &empty)) in ev.values.chunks(nm).zip(&ev.empty).enumerate() {
+        if !empty {
+            eval::check_values(out, metrics, false, || format!("{what} {i}"))?;
+        }
+    }
+    Ok(ev)
 }
