@@ -10,7 +10,7 @@
 //! with one per-thread [`Scratch`]; a call of at most that many rows runs on
 //! the calling thread without rayon.
 
-use super::{sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch};
+use super::{filled, sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch};
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, Options, Ties};
 use crate::core::metrics::{self, Family, MetricSpec};
@@ -85,8 +85,8 @@ pub(super) fn run_rows(
     nm: usize,
     row: impl Fn(&mut Scratch, usize, &mut [f64]) -> Result<bool> + Sync,
 ) -> Result<DenseEvaluation> {
-    let mut values = vec![0.0; rows * nm];
-    let mut flags = vec![false; rows];
+    let mut values = filled(rows, nm, 0.0)?;
+    let mut flags = filled(rows, 1, false)?;
     if rows <= TASK_ROWS {
         let mut s = Scratch::default();
         for (i, (out, flag)) in values.chunks_mut(nm.max(1)).zip(&mut flags).enumerate() {
@@ -117,8 +117,8 @@ fn run_blocks(
     nm: usize,
     block: impl Fn(&mut Scratch, usize, &mut [f64], &mut [bool]) -> Result<()> + Sync,
 ) -> Result<DenseEvaluation> {
-    let mut values = vec![0.0; rows * nm];
-    let mut flags = vec![false; rows];
+    let mut values = filled(rows, nm, 0.0)?;
+    let mut flags = filled(rows, 1, false)?;
     let b = sparse::BLOCK;
     if rows <= TASK_ROWS {
         block(&mut Scratch::default(), 0, &mut values, &mut flags)?;
