@@ -85,6 +85,37 @@ def test_forked_child_can_evaluate_read_and_stream():
     assert p.stdout.startswith("ok")
 
 
+# -- Shapes past the memory ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "ranklens.evaluate_dense(f, f, 'P@1')",
+        "ranklens.knn_recall(i, i, 1)",
+        "ranklens.evaluate_topk(i, i, 'P@1')",
+        "ranklens.evaluate_topk(i, f, 'P@1', relevant_is='labels')",
+        "ranklens.evaluate_flat(f.reshape(-1), f.reshape(-1), i.reshape(-1), 'P@1')",
+    ],
+)
+def test_a_shape_past_the_memory_is_an_error_not_an_abort(call):
+    # Zero-stride views claim 2**59 cells: the values they would give do not fit in
+    # memory.  Run in a child, so that an abort cannot end the test run.
+    code = f"""
+        import numpy as np, ranklens
+        shape = (2**40, 2**19)
+        f = np.broadcast_to(np.zeros(1, np.float32), shape)
+        i = np.broadcast_to(np.zeros(1, np.int64), shape)
+        try:
+            {call}
+        except (MemoryError, ValueError, ranklens.RanklensInputError) as e:
+            print(type(e).__name__, e)
+    """
+    p = run_python(code)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "memory" in p.stdout or "too big" in p.stdout or "allocate" in p.stdout, p.stdout
+
+
 # -- 2. Ctrl-C -------------------------------------------------------------------------
 
 # A child runs `call` (which would take minutes) and reports how it ended; the

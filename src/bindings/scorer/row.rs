@@ -47,7 +47,10 @@ pub(super) struct Setup {
 }
 
 /// Score matched row `r` of `m` into `out`; `base`: the batch row of `m`'s
-/// first row (for messages).
+/// first row (for messages).  A value that is not finite (a gain or a sum
+/// past the largest float: the labels were checked finite) is the error
+/// `evaluate` gives (`eval::check_values`), checked once over the row's values
+/// rather than in each kernel.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn score_row(
     m: &Matched,
@@ -59,12 +62,38 @@ pub(super) fn score_row(
     s: &mut RowScratch,
     out: &mut [f64],
 ) -> Result<(), Error> {
+    let empty = score_kernel(m, r, base, single, setup, specs, s, out)?;
+    if empty {
+        return Ok(());
+    }
+    eval::check_values(out, specs, setup.miss_nan, || {
+        if single {
+            "the sample".to_string()
+        } else {
+            format!("row {}", base + r)
+        }
+    })
+}
+
+/// [`score_row`] without the check of its values; whether the row was empty
+/// and filled with NaN (`empty_nan`).
+#[allow(clippy::too_many_arguments)]
+fn score_kernel(
+    m: &Matched,
+    r: usize,
+    base: usize,
+    single: bool,
+    setup: &Setup,
+    specs: &[MetricSpec],
+    s: &mut RowScratch,
+    out: &mut [f64],
+) -> Result<bool, Error> {
     let Some(&span) = m.rows.get(r) else {
         return Err(Error::InvalidInput(format!("internal: no row {r}")));
     };
     if span.empty && setup.empty_nan {
         out.fill(f64::NAN);
-        return Ok(());
+        return Ok(true);
     }
     if span.binary {
         // Read only when the metrics are fused (`Reader::hits`).
@@ -76,7 +105,7 @@ pub(super) fn score_row(
         let hits = &m.hits[span.ranked.0..span.ranked.1];
         let (relevant, len) = (span.relevant as usize, span.len as usize);
         rows::score_hits(&mut s.rows, fused, relevant, len, hits, out);
-        return Ok(());
+        return Ok(false);
     }
     let labels = &m.labels[span.labels.0..span.labels.1];
     let groups = &m.groups[span.groups.0..span.groups.1];
@@ -101,7 +130,7 @@ pub(super) fn score_row(
                 format!("row {}", base + r)
             }
         };
-        return eval::score_rows(
+        eval::score_rows(
             &mut s.rank,
             &s.jlabels,
             groups,
@@ -111,7 +140,8 @@ pub(super) fn score_row(
             specs,
             &setup.opts,
             out,
-        );
+        )?;
+        return Ok(false);
     }
     // A list of relevant ids: entry j is group j, of label 1, and `ranked`
     // already holds groups (`NONE` is `NO_GROUP`).
@@ -121,7 +151,7 @@ pub(super) fn score_row(
             && groups.iter().enumerate().all(|(j, &g)| g as usize == j)
         {
             rows::score_binary(&mut s.rows, fused, labels.len(), ranked, out);
-            return Ok(());
+            return Ok(false);
         }
     }
     s.ranked.clear();
@@ -139,5 +169,5 @@ pub(super) fn score_row(
         setup.miss_nan,
         out,
     );
-    Ok(())
+    Ok(false)
 }

@@ -6,7 +6,7 @@
 
 use super::empty::empty_row;
 use super::general::{check_row, score_row};
-use super::run::{run_sparse, setup};
+use super::run::{finite, run_sparse, setup};
 use super::ties::rank_row;
 use super::{sparse, DenseEvaluation, DenseTies, Empty, FlatGroups, Numbers, Scratch, Valid};
 use crate::core::error::{Error, Result};
@@ -118,11 +118,12 @@ fn flat_runs(
     // (`sparse::Layout::Runs`).
     let layout = sparse::Layout::Runs(offsets);
     let sparse = (scores, labels, &layout, level, empty);
-    run_sparse(
+    let ev = run_sparse(
         offsets.len() - 1,
         metrics.len(),
         fast.as_ref(),
         sparse,
         general,
-    )
+    )?;
+    finite(ev, &metrics, "group")
 }

@@ -12,7 +12,7 @@
 //! too, picked at run time (no gain); sorting both rows, the numpy idiom, for
 //! large `k` (slower than the set).
 
-use super::{Matrix, ROWS_AHEAD};
+use super::{filled, Matrix, ROWS_AHEAD};
 use crate::core::error::{Error, Result};
 use crate::core::eval;
 
@@ -44,7 +44,7 @@ fn knn_rows<const AHEAD: bool>(
     exact: &Matrix<'_, i64>,
     k: usize,
 ) -> Result<Vec<f64>> {
-    let mut out = vec![0.0; approx.rows];
+    let mut out = filled(approx.rows, 1, 0.0)?;
     let serial = approx.rows <= KNN_TASK_ROWS;
     let init = || KnnScratch::new(k);
     eval::try_for_each_row(&mut out, 1, serial, 1024, init, |s, i, o| {
@@ -74,7 +74,7 @@ pub fn knn_recall_distances(
     epsilon: f64,
 ) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
-    let mut out = vec![0.0; approx.rows];
+    let mut out = filled(approx.rows, 1, 0.0)?;
     let serial = approx.rows <= KNN_TASK_ROWS;
     eval::try_for_each_row(
         &mut out,

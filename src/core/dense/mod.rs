@@ -97,6 +97,7 @@ pub use run::TASK_ROWS;
 pub use ties::DenseTies;
 pub use topk::{evaluate_topk, Relevant};
 
+use crate::core::error::{Error, Result};
 use crate::core::metrics::query::PrefixBuf;
 use ties::COUNT_PER_LOG2;
 
@@ -133,6 +134,23 @@ struct Scratch {
     bitmap: Vec<u64>,
     /// The label at each rank of `bitmap`'s set bits (`sparse`, AVX-512).
     slots: Vec<f64>,
+}
+
+/// `rows * per_row` copies of `fill`, or the error naming the shape when the
+/// count overflows or the memory is not there: the sizes come from the
+/// caller's arrays (a zero-stride numpy view may claim any shape), so an
+/// allocation that fails is an error, never an abort.
+fn filled<T: Clone>(rows: usize, per_row: usize, fill: T) -> Result<Vec<T>> {
+    let too_big = || {
+        Error::InvalidInput(format!(
+            "{rows} rows x {per_row} values per row do not fit in memory"
+        ))
+    };
+    let n = rows.checked_mul(per_row).ok_or_else(too_big)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| too_big())?;
+    v.resize(n, fill);
+    Ok(v)
 }
 
 /// Rows ahead of the one read whose first cells are asked for, where rows

@@ -5,7 +5,7 @@
 use super::empty::empty_row;
 use super::general::{check_row, f32_row, keep_valid, matrix_cell, score_row};
 use super::matrix::check_valid;
-use super::run::{run_sparse, setup};
+use super::run::{finite, run_sparse, setup};
 use super::ties::rank_row;
 use super::{sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch, Valid};
 use crate::core::error::{Error, Result};
@@ -72,7 +72,8 @@ pub(super) fn dense_path(
     };
     let layout = sparse::Layout::Matrix(valid);
     let sparse = (scores, labels, &layout, level, empty);
-    run_sparse(rows, metrics.len(), fast.as_ref(), sparse, general)
+    let ev = run_sparse(rows, metrics.len(), fast.as_ref(), sparse, general)?;
+    finite(ev, &metrics, "row")
 }
 
 /// The largest label of the candidates (0 at least).

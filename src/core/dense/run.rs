@@ -2,11 +2,15 @@
 //! ([`setup`]), and the parallel loops over rows ([`run_rows`]) and over
 //! blocks of rows through the sparse path ([`run_sparse`], [`run_blocks`]).
 //!
+//! Every value of a non-empty row is finite ([`finite`]): a gain or a sum
+//! past the largest float is the error `evaluate` gives, checked once over
+//! the values rather than in each kernel (the sparse kernels stay as they are).
+//!
 //! One task holds at least [`TASK_ROWS`] rows, run in order on one thread
 //! with one per-thread [`Scratch`]; a call of at most that many rows runs on
 //! the calling thread without rayon.
 
-use super::{sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch};
+use super::{filled, sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch};
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, Options, Ties};
 use crate::core::metrics::{self, Family, MetricSpec};
@@ -81,8 +85,8 @@ pub(super) fn run_rows(
     nm: usize,
     row: impl Fn(&mut Scratch, usize, &mut [f64]) -> Result<bool> + Sync,
 ) -> Result<DenseEvaluation> {
-    let mut values = vec![0.0; rows * nm];
-    let mut flags = vec![false; rows];
+    let mut values = filled(rows, nm, 0.0)?;
+    let mut flags = filled(rows, 1, false)?;
     if rows <= TASK_ROWS {
         let mut s = Scratch::default();
         for (i, (out, flag)) in values.chunks_mut(nm.max(1)).zip(&mut flags).enumerate() {
@@ -113,8 +117,8 @@ fn run_blocks(
     nm: usize,
     block: impl Fn(&mut Scratch, usize, &mut [f64], &mut [bool]) -> Result<()> + Sync,
 ) -> Result<DenseEvaluation> {
-    let mut values = vec![0.0; rows * nm];
-    let mut flags = vec![false; rows];
+    let mut values = filled(rows, nm, 0.0)?;
+    let mut flags = filled(rows, 1, false)?;
     let b = sparse::BLOCK;
     if rows <= TASK_ROWS {
         block(&mut Scratch::default(), 0, &mut values, &mut flags)?;
@@ -131,4 +135,21 @@ fn run_blocks(
         values,
         empty: flags,
     })
+}
+
+/// Every value of each non-empty row of `ev` is finite (`eval::check_values`):
+/// the rows' labels were checked finite, so a value that is not is a gain or
+/// a sum past the largest float.  `what` names a row (`"row"`, `"group"`).
+pub(super) fn finite(
+    ev: DenseEvaluation,
+    metrics: &[MetricSpec],
+    what: &str,
+) -> Result<DenseEvaluation> {
+    let nm = metrics.len().max(1);
+    for (i, (out, &empty)) in ev.values.chunks(nm).zip(&ev.empty).enumerate() {
+        if !empty {
+            eval::check_values(out, metrics, false, || format!("{what} {i}"))?;
+        }
+    }
+    Ok(ev)
 }

@@ -1480,3 +1480,10 @@ fn dense_timing() {
     }
     SIMD.with(|c| c.set(sparse::Simd::Avx512));
 }
+
+#[test]
+fn a_count_past_the_memory_is_an_error() {
+    assert!(super::filled(usize::MAX, 2, 0.0).is_err());
+    assert!(super::filled(1 << 40, 1 << 20, false).is_err());
+    assert_eq!(super::filled(2, 3, 1.0).ok(), Some(vec![1.0; 6]));
+}

@@ -3,7 +3,7 @@
 
 use super::empty::empty_row;
 use super::general::score_row;
-use super::run::{run_rows, setup};
+use super::run::{finite, run_rows, setup};
 use super::{DenseEvaluation, DenseTies, Empty, Matrix, Numbers, Scratch};
 use crate::core::error::{Error, Result};
 use crate::core::metrics::MetricSpec;
@@ -62,7 +62,7 @@ pub fn evaluate_topk(
         }
     };
     let metrics = setup(metrics, level, DenseTies::First, max)?;
-    run_rows(rows, metrics.len(), |s, i, out| {
+    let ev = run_rows(rows, metrics.len(), |s, i, out| {
         s.ids.clear();
         s.ids.extend((0..ids.cols).map(|j| ids.get(i, j)));
         check_distinct(i, &s.ids, &mut s.rel)?;
@@ -109,7 +109,8 @@ pub fn evaluate_topk(
         }
         score_row(s, &metrics, level, DenseTies::First, out);
         Ok(false)
-    })
+    })?;
+    finite(ev, &metrics, "row")
 }
 
 /// A non-negative id listed twice in row `i` is an error.

@@ -89,7 +89,21 @@ pub fn check_finite(
     opts: &Options,
     out: &[f64],
 ) -> Result<()> {
-    let miss = |m: &MetricSpec| opts.miss_nan && m.family == Family::FirstRelRank;
+    check_values(out, metrics, opts.miss_nan, || {
+        format!("query {:?}", show(qrels.queries.get(qi)))
+    })
+}
+
+/// Every value of one row is finite, as [`check_finite`] asks, for the paths
+/// without query ids (arrays, the Scorer): `row` names the row in the error.
+/// A NaN `first_rel_rank` is a miss with `miss_nan`.
+pub fn check_values(
+    out: &[f64],
+    metrics: &[MetricSpec],
+    miss_nan: bool,
+    row: impl FnOnce() -> String,
+) -> Result<()> {
+    let miss = |m: &MetricSpec| miss_nan && m.family == Family::FirstRelRank;
     match out
         .iter()
         .zip(metrics)
@@ -103,8 +117,8 @@ pub fn check_finite(
                 name.push_str(&format!("@{k}"));
             }
             Err(Error::InvalidInput(format!(
-                "query {:?}, metric {name}: {OVERFLOW}",
-                show(qrels.queries.get(qi))
+                "{}, metric {name}: {OVERFLOW}",
+                row()
             )))
         }
     }

@@ -32,7 +32,7 @@ mod side;
 mod tests;
 mod threads;
 
-pub use checks::{check, check_finite, check_subtopics, OVERFLOW};
+pub use checks::{check, check_finite, check_subtopics, check_values, OVERFLOW};
 pub use options::{Options, Ties};
 pub(crate) use score::score_ranking;
 pub use score::{key_score, rank_key, score_rows, RankScratch, Ranking};

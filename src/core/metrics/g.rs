@@ -42,6 +42,10 @@ pub fn g(q: &Query<'_>, ov: &Overrides) -> f64 {
     if sum_ideal <= 0.0 {
         return 0.0;
     }
+    if sum_ideal.is_infinite() {
+        // An overflow, not the 0 of a finite sum over it (as `ndcg::ndcg`).
+        return sum_ideal;
+    }
     let (mut sum_results, mut sum_cost, mut value) = (0.0, 0.0, 0.0);
     for (i, &l) in q.ranked.iter().enumerate() {
         let gi = gain(l, ov);

@@ -87,6 +87,10 @@ pub fn ideal_dcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
 
 pub fn ndcg(q: &Query<'_>, k: Option<usize>, ov: &Overrides) -> f64 {
     let idcg = ideal_dcg(q, k, ov);
+    if idcg.is_infinite() {
+        // An overflow, not the 0 of a finite DCG over it (as `ndcg::ndcg`).
+        return idcg;
+    }
     if idcg > 0.0 {
         dcg(q, k, ov) / idcg
     } else {

@@ -8,6 +8,8 @@
 //! first, cut at k; it does not depend on how many documents were retrieved.
 //! `ndcg@k` = dcg@k / ideal dcg@k, 0 when the ideal is 0.  Without k, both sums
 //! run over the whole ranking and all judged documents (trec_eval `ndcg`).
+//! An ideal past the largest float gives an infinite value, an error for the
+//! callers (`eval::check_finite`), never the 0 of a finite DCG over it.
 
 use super::query::{discount, Query};
 
@@ -66,6 +68,11 @@ pub fn ideal_dcg(q: &Query<'_>, k: Option<usize>, g: Gain) -> f64 {
 
 pub fn ndcg(q: &Query<'_>, k: Option<usize>, g: Gain) -> f64 {
     let ideal = ideal_dcg(q, k, g);
+    if ideal.is_infinite() {
+        // A finite DCG over an infinite ideal is 0 by the float rules but an
+        // overflow: the infinity is kept for the callers' finiteness check.
+        return ideal;
+    }
     if ideal > 0.0 {
         dcg(q, k, g) / ideal
     } else {
@@ -77,6 +84,15 @@ pub fn ndcg(q: &Query<'_>, k: Option<usize>, g: Gain) -> f64 {
 mod tests {
     use super::*;
     use crate::core::metrics::testutil::*;
+
+    #[test]
+    fn an_infinite_ideal_is_kept() {
+        // the ideal DCG@2 passes the largest float, the retrieved DCG does not
+        let q = query(&[1.0, 1.7e308], &[1.7e308, 1.7e308, 1.0]);
+        assert!(ndcg(&q.view(), Some(2), Gain::Label).is_infinite());
+        let q = query(&[1.0], &[1024.0]);
+        assert!(ndcg(&q.view(), Some(1), Gain::Exponential).is_infinite());
+    }
 
     #[test]
     fn hand_computed() {
