@@ -852,6 +852,31 @@ def _cli_compare() -> dict[str, Cell]:
     }
 
 
+def _cli_report() -> dict[str, Cell]:
+    def report(c: Ctx, *extra: str, qrels: bytes = QRELS_TXT) -> Any:
+        q, r = _files(c, qrels)
+        r2 = c.file("run2.txt", RUN_TXT.replace(b" t\n", b" u\n"))
+        return _cli(c, ["report", q, r, r2, "-o", str(c.tmp / "report.html"), *extra])
+
+    # (a clean run writes the file and one line on stderr: its byte order mark
+    # cell is the readers' and the other commands')
+    return {
+        "not_utf8": (
+            lambda c: report(c, "-m", "map", qrels=LATIN1),
+            Exits(1, NOT_UTF8),
+        ),
+        "huge_k": (lambda c: report(c, "-m", f"ndcg@{HUGE}"), Exits(2, HUGE)),
+    }
+
+
+def _report_api() -> dict[str, Cell]:
+    runs = {"a": RUN, "b": RUN}
+    return {
+        "huge_k": _huge_metric(lambda m: ranklens.report(QRELS, runs, m)),
+        "none_metric": _none_metric(lambda m: ranklens.report(QRELS, runs, m)),
+    }
+
+
 def _gate_api() -> dict[str, Cell]:
     g = ranklens.gate
     return {
@@ -944,8 +969,10 @@ DOORS: dict[str, Callable[[], dict[str, Cell]]] = {
     "cli trec_eval": _cli_trec_eval,
     "cli gate": _cli_gate,
     "cli compare": _cli_compare,
+    "cli report": _cli_report,
     "gate": _gate_api,
     "compare": _compare_api,
+    "report": _report_api,
     "dask": _dask,
 }
 
