@@ -119,9 +119,11 @@ fn output(
     ))
 }
 
-/// Cells from which a call watches for Ctrl-C (`super::interruptible`, whose
-/// watching thread costs more than a smaller call's work).
-const INTERRUPTIBLE_CELLS: usize = 1 << 20;
+/// Cells from which a call watches for Ctrl-C (`super::interruptible`): a
+/// smaller call ends within a fraction of a second, and the watching thread
+/// (the work moved off the caller's thread and its malloc arena) would cost
+/// it a measurable share of its time.
+const INTERRUPTIBLE_CELLS: usize = 1 << 26;
 
 /// `work` without the GIL, stopped on Ctrl-C when it reads at least
 /// [`INTERRUPTIBLE_CELLS`] cells: the core's loops check the flag between
