@@ -210,6 +210,25 @@ def test_ctrl_c_stops_a_long_bootstrap_compare():
     assert interrupt_child(setup, call) == "KeyboardInterrupt"
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "ranklens.evaluate_dense(f, f, 'ndcg')",
+        "ranklens.evaluate_topk(i, i, 'map')",
+        "ranklens.knn_recall(i, i, 100)",
+    ],
+)
+def test_ctrl_c_stops_a_long_array_call(call):
+    # Zero-stride views of 2**27 rows: minutes of work, read without a copy.
+    setup = """
+        import numpy as np, ranklens
+        shape = (2**27, 100)
+        f = np.broadcast_to(np.arange(100, dtype=np.float32), shape)
+        i = np.broadcast_to(np.arange(100, dtype=np.int64), shape)
+    """
+    assert interrupt_child(setup, call) == "KeyboardInterrupt"
+
+
 def test_ctrl_c_stops_reading_stdin():
     setup = "import ranklens"
     call = 'ranklens.Run.from_trec("-")'

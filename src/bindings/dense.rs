@@ -8,6 +8,7 @@
 
 use super::evaluate::{eval_setup, MetricArg};
 use super::to_py;
+use crate::core::cancel::Cancel;
 use crate::core::dense::{self, DenseTies, Empty, Matrix, Numbers, Relevant, Valid};
 use crate::core::error::Error;
 use crate::core::eval;
@@ -118,6 +119,27 @@ fn output(
     ))
 }
 
+/// Cells from which a call watches for Ctrl-C (`super::interruptible`): a
+/// smaller call ends within a fraction of a second, and the watching thread
+/// (the work moved off the caller's thread and its malloc arena) would cost
+/// it a measurable share of its time.
+const INTERRUPTIBLE_CELLS: usize = 1 << 26;
+
+/// `work` without the GIL, stopped on Ctrl-C when it reads at least
+/// [`INTERRUPTIBLE_CELLS`] cells: the core's loops check the flag between
+/// rows or blocks of rows.
+fn detached<T: Send>(
+    py: Python<'_>,
+    cells: usize,
+    work: impl FnOnce(&Cancel) -> T + Send,
+) -> PyResult<T> {
+    if cells < INTERRUPTIBLE_CELLS {
+        Ok(py.detach(|| work(&Cancel::default())))
+    } else {
+        super::interruptible(py, work)
+    }
+}
+
 /// Score each row of `scores` against the same row of `labels`.  Returns
 /// (values [rows x metrics], whether each row was empty).
 // The arguments mirror the Python keyword arguments one to one.
@@ -155,14 +177,15 @@ pub(super) fn evaluate_dense<'py>(
     let rows = s.shape().0;
     // A call of one task's rows runs here: the pool's hand-over would cost
     // more than its work (`eval::with_threads_or_inline`).
-    let out = py
-        .detach(|| {
-            eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
-                dense::evaluate_dense(&s, &l, &valid, &specs, relevance_level, ties, empty)
-            })
+    let cells = rows.saturating_mul(s.shape().1);
+    let out = detached(py, cells, |cancel| {
+        eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
+            let (level, specs) = (relevance_level, &specs);
+            dense::evaluate_dense(&s, &l, &valid, specs, level, ties, empty, cancel)
         })
-        .and_then(|x| x)
-        .map_err(err)?;
+    })?
+    .and_then(|x| x)
+    .map_err(err)?;
     output(py, out, rows, specs.len())
 }
 
@@ -198,14 +221,14 @@ pub(super) fn evaluate_topk<'py>(
         }
     };
     let rows = ids_m.rows();
-    let out = py
-        .detach(|| {
-            eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
-                dense::evaluate_topk(&ids_m, &rel, &specs, relevance_level, empty)
-            })
+    let cells = rows.saturating_mul(ids_m.cols());
+    let out = detached(py, cells, |cancel| {
+        eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
+            dense::evaluate_topk(&ids_m, &rel, &specs, relevance_level, empty, cancel)
         })
-        .and_then(|x| x)
-        .map_err(err)?;
+    })?
+    .and_then(|x| x)
+    .map_err(err)?;
     output(py, out, rows, specs.len())
 }
 
@@ -221,10 +244,12 @@ pub(super) fn knn_recall<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (a, e) = (matrix(&approx)?, matrix(&exact)?);
     let one_task = a.rows() <= dense::KNN_TASK_ROWS;
-    let out = py
-        .detach(|| eval::with_threads_or_inline(threads, one_task, || dense::knn_recall(&a, &e, k)))
-        .and_then(|x| x)
-        .map_err(|e| to_py(py, e))?;
+    let cells = a.rows().saturating_mul(k);
+    let out = detached(py, cells, |cancel| {
+        eval::with_threads_or_inline(threads, one_task, || dense::knn_recall(&a, &e, k, cancel))
+    })?
+    .and_then(|x| x)
+    .map_err(|e| to_py(py, e))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -241,14 +266,14 @@ pub(super) fn knn_recall_distances<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (a, e) = (matrix(&approx)?, matrix(&exact)?);
     let one_task = a.rows() <= dense::KNN_TASK_ROWS;
-    let out = py
-        .detach(|| {
-            eval::with_threads_or_inline(threads, one_task, || {
-                dense::knn_recall_distances(&a, &e, k, epsilon)
-            })
+    let cells = a.rows().saturating_mul(k);
+    let out = detached(py, cells, |cancel| {
+        eval::with_threads_or_inline(threads, one_task, || {
+            dense::knn_recall_distances(&a, &e, k, epsilon, cancel)
         })
-        .and_then(|x| x)
-        .map_err(|e| to_py(py, e))?;
+    })?
+    .and_then(|x| x)
+    .map_err(|e| to_py(py, e))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -293,12 +318,13 @@ pub(super) fn evaluate_flat<'py>(
             s.shape().1
         ))));
     }
-    let score = |groups: dense::FlatGroups| {
-        let out = dense::evaluate_flat(&s, &l, &groups, &specs, relevance_level, ties, empty)?;
-        Ok::<_, Error>((out, groups.keys))
-    };
-    let (out, keys) = py
-        .detach(|| {
+    let (out, keys) = detached(py, idx.len(), |cancel| {
+        let score = |groups: dense::FlatGroups| {
+            let (level, specs) = (relevance_level, &specs);
+            let out = dense::evaluate_flat(&s, &l, &groups, specs, level, ties, empty, cancel)?;
+            Ok::<_, Error>((out, groups.keys))
+        };
+        {
             if idx.len() > dense::SORTED_CHUNK {
                 return eval::with_threads(threads, || score(dense::group_flat(idx)));
             }
@@ -309,9 +335,10 @@ pub(super) fn evaluate_flat<'py>(
             let groups = dense::group_flat(idx);
             let one_task = groups.keys.len() <= dense::TASK_ROWS;
             eval::with_threads_or_inline(threads, one_task, || score(groups))
-        })
-        .and_then(|x| x)
-        .map_err(err)?;
+        }
+    })?
+    .and_then(|x| x)
+    .map_err(err)?;
     let rows = keys.len();
     let (values, empty_rows) = output(py, out, rows, specs.len())?;
     Ok((values, empty_rows, keys.into_pyarray(py)))

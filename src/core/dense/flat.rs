@@ -9,12 +9,15 @@ use super::general::{check_row, score_row};
 use super::run::{finite, run_sparse, setup};
 use super::ties::rank_row;
 use super::{sparse, DenseEvaluation, DenseTies, Empty, FlatGroups, Numbers, Scratch, Valid};
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::metrics::{err, MetricSpec};
 
 /// Score flat `(scores, labels)` cells (1 x N matrices) grouped by
 /// [`group_flat`](super::group_flat): group `g` is query `g`, its cells in input order (so
-/// `DenseTies::First` breaks ties by input position).
+/// `DenseTies::First` breaks ties by input position); stopped by `cancel`
+/// between groups.
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate_flat(
     scores: &Numbers<'_>,
     labels: &Numbers<'_>,
@@ -23,8 +26,11 @@ pub fn evaluate_flat(
     level: f64,
     ties: DenseTies,
     empty: Empty,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
-    flat_path(scores, labels, groups, metrics, level, ties, empty, false)
+    flat_path(
+        scores, labels, groups, metrics, level, ties, empty, false, cancel,
+    )
 }
 
 /// [`evaluate_flat`]; `general` as in [`dense_path`](super::rows::dense_path).  Ungrouped cells are
@@ -40,6 +46,7 @@ pub(super) fn flat_path(
     ties: DenseTies,
     empty: Empty,
     general: bool,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
     let n = scores.shape().1;
     if scores.shape().0 != 1 || labels.shape() != (1, n) {
@@ -63,7 +70,7 @@ pub(super) fn flat_path(
     }
     let runs = (offsets.as_slice(), metrics, level, ties, empty, general);
     if place.is_empty() {
-        return flat_runs(scores, labels, runs, |q| q);
+        return flat_runs(scores, labels, runs, cancel, |q| q);
     }
     let (Some(s), Some(l)) = (scores.in_groups(place), labels.in_groups(place)) else {
         return Err(Error::InvalidInput(
@@ -72,7 +79,7 @@ pub(super) fn flat_path(
     };
     // The cell at place `q` (for a message only: a scan of the places).
     let cell = |q: usize| place.iter().position(|&p| p as usize == q).unwrap_or(q);
-    flat_runs(&s.view(), &l.view(), runs, cell)
+    flat_runs(&s.view(), &l.view(), runs, cancel, cell)
 }
 
 /// The groups of [`flat_path`] as runs of cells in group order:
@@ -89,6 +96,7 @@ fn flat_runs(
         Empty,
         bool,
     ),
+    cancel: &Cancel,
     cell: impl Fn(usize) -> usize + Sync,
 ) -> Result<DenseEvaluation> {
     let n = scores.shape().1;
@@ -124,6 +132,7 @@ fn flat_runs(
         fast.as_ref(),
         sparse,
         general,
+        cancel,
     )?;
     finite(ev, &metrics, "group")
 }

@@ -13,12 +13,19 @@
 //! large `k` (slower than the set).
 
 use super::{filled, Matrix, ROWS_AHEAD};
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::eval;
 
 /// Vector-search recall of each row: `|approx[i, :k] ∩ exact[i, :k]| / k`,
 /// distinct non-negative ids (negative ids are padding and match nothing).
-pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -> Result<Vec<f64>> {
+/// Stopped by `cancel` between blocks of `CANCEL_ROWS` rows.
+pub fn knn_recall(
+    approx: &Matrix<'_, i64>,
+    exact: &Matrix<'_, i64>,
+    k: usize,
+    cancel: &Cancel,
+) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
     // The rows `ROWS_AHEAD` on asked for, where only the first `k` of wider
     // rows are read (`knn_recall(I, gt, 10)` on 100-wide arrays): a cache
@@ -26,11 +33,15 @@ pub fn knn_recall(approx: &Matrix<'_, i64>, exact: &Matrix<'_, i64>, k: usize) -
     // (their prefixes follow each other, and the prefetches only cost), a
     // loop without them there.
     if approx.gapped_prefixes(k) || exact.gapped_prefixes(k) {
-        knn_rows::<true>(approx, exact, k)
+        knn_rows::<true>(approx, exact, k, cancel)
     } else {
-        knn_rows::<false>(approx, exact, k)
+        knn_rows::<false>(approx, exact, k, cancel)
     }
 }
+
+/// Rows between two checks of the cancel flag: a row of ids is too little
+/// work to check it per row.
+const CANCEL_ROWS: usize = 1024;
 
 /// Rows of [`knn_recall`] and [`knn_recall_distances`] run in order on the
 /// calling thread, without rayon, when there are no more (inside one task of
@@ -43,11 +54,15 @@ fn knn_rows<const AHEAD: bool>(
     approx: &Matrix<'_, i64>,
     exact: &Matrix<'_, i64>,
     k: usize,
+    cancel: &Cancel,
 ) -> Result<Vec<f64>> {
     let mut out = filled(approx.rows, 1, 0.0)?;
     let serial = approx.rows <= KNN_TASK_ROWS;
     let init = || KnnScratch::new(k);
     eval::try_for_each_row(&mut out, 1, serial, 1024, init, |s, i, o| {
+        if i % CANCEL_ROWS == 0 {
+            cancel.check()?;
+        }
         if AHEAD {
             approx.prefetch_prefix(i + ROWS_AHEAD, k);
             exact.prefetch_prefix(i + ROWS_AHEAD, k);
@@ -72,6 +87,7 @@ pub fn knn_recall_distances(
     exact: &Matrix<'_, f64>,
     k: usize,
     epsilon: f64,
+    cancel: &Cancel,
 ) -> Result<Vec<f64>> {
     check_knn(approx.rows, exact.rows, approx.cols, exact.cols, k)?;
     let mut out = filled(approx.rows, 1, 0.0)?;
@@ -83,6 +99,9 @@ pub fn knn_recall_distances(
         KNN_TASK_ROWS,
         || (),
         |_, i, o| {
+            if i % CANCEL_ROWS == 0 {
+                cancel.check()?;
+            }
             let t = exact.get(i, k - 1);
             if t.is_nan() {
                 return Err(Error::InvalidInput(format!(

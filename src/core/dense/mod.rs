@@ -147,10 +147,13 @@ fn filled<T: Clone>(rows: usize, per_row: usize, fill: T) -> Result<Vec<T>> {
         ))
     };
     let n = rows.checked_mul(per_row).ok_or_else(too_big)?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| too_big())?;
-    v.resize(n, fill);
-    Ok(v)
+    // The room asked for first and given back, then `vec!`: a zero fill
+    // stays a zeroed allocation (its pages mapped as they are written), where
+    // a fill of reserved room would write every value once more.
+    Vec::<T>::new()
+        .try_reserve_exact(n)
+        .map_err(|_| too_big())?;
+    Ok(vec![fill; n])
 }
 
 /// Rows ahead of the one read whose first cells are asked for, where rows

@@ -8,11 +8,14 @@ use super::matrix::check_valid;
 use super::run::{finite, run_sparse, setup};
 use super::ties::rank_row;
 use super::{sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch, Valid};
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::metrics::{err, MetricSpec};
 
 /// Score every row of `scores` against the same row of `labels` on every
-/// metric (semantics: the [`dense`](super) module doc).
+/// metric (semantics: the [`dense`](super) module doc); stopped by `cancel`
+/// between rows.
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate_dense(
     scores: &Numbers<'_>,
     labels: &Numbers<'_>,
@@ -21,8 +24,11 @@ pub fn evaluate_dense(
     level: f64,
     ties: DenseTies,
     empty: Empty,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
-    dense_path(scores, labels, valid, metrics, level, ties, empty, false)
+    dense_path(
+        scores, labels, valid, metrics, level, ties, empty, false, cancel,
+    )
 }
 
 /// [`evaluate_dense`]; `general`: every row through the general path, never
@@ -37,6 +43,7 @@ pub(super) fn dense_path(
     ties: DenseTies,
     empty: Empty,
     general: bool,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
     let (rows, cols) = scores.shape();
     if labels.shape() != (rows, cols) {
@@ -72,7 +79,7 @@ pub(super) fn dense_path(
     };
     let layout = sparse::Layout::Matrix(valid);
     let sparse = (scores, labels, &layout, level, empty);
-    let ev = run_sparse(rows, metrics.len(), fast.as_ref(), sparse, general)?;
+    let ev = run_sparse(rows, metrics.len(), fast.as_ref(), sparse, general, cancel)?;
     finite(ev, &metrics, "row")
 }
 

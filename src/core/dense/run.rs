@@ -6,11 +6,15 @@
 //! past the largest float is the error `evaluate` gives, checked once over
 //! the values rather than in each kernel (the sparse kernels stay as they are).
 //!
+//! The loops check the caller's [`Cancel`] flag before each row and each
+//! block of rows (never per cell), as `evaluate` checks it per query.
+//!
 //! One task holds at least [`TASK_ROWS`] rows, run in order on one thread
 //! with one per-thread [`Scratch`]; a call of at most that many rows runs on
 //! the calling thread without rayon.
 
 use super::{filled, sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch};
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::eval::{self, Options, Ties};
 use crate::core::metrics::{self, Family, MetricSpec};
@@ -31,9 +35,10 @@ pub(super) fn run_sparse(
         Empty,
     ),
     general: impl Fn(&mut Scratch, usize, &mut [f64]) -> Result<bool> + Sync,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
     match fast {
-        Some(fast) if nm > 0 => run_blocks(rows, nm, |s, i0, out, flags| {
+        Some(fast) if nm > 0 => run_blocks(rows, nm, cancel, |s, i0, out, flags| {
             let done = sparse::rows(
                 s, scores, labels, layout, i0, fast, level, empty, out, flags,
             );
@@ -44,7 +49,7 @@ pub(super) fn run_sparse(
             }
             Ok(())
         }),
-        _ => run_rows(rows, nm, general),
+        _ => run_rows(rows, nm, cancel, general),
     }
 }
 
@@ -83,6 +88,7 @@ pub const TASK_ROWS: usize = sparse::BLOCK;
 pub(super) fn run_rows(
     rows: usize,
     nm: usize,
+    cancel: &Cancel,
     row: impl Fn(&mut Scratch, usize, &mut [f64]) -> Result<bool> + Sync,
 ) -> Result<DenseEvaluation> {
     let mut values = filled(rows, nm, 0.0)?;
@@ -90,6 +96,7 @@ pub(super) fn run_rows(
     if rows <= TASK_ROWS {
         let mut s = Scratch::default();
         for (i, (out, flag)) in values.chunks_mut(nm.max(1)).zip(&mut flags).enumerate() {
+            cancel.check()?;
             *flag = row(&mut s, i, out)?;
         }
     } else {
@@ -99,6 +106,7 @@ pub(super) fn run_rows(
             .enumerate()
             .with_min_len(TASK_ROWS)
             .try_for_each_init(Scratch::default, |s, (i, (out, flag))| {
+                cancel.check()?;
                 *flag = row(s, i, out)?;
                 Ok::<(), Error>(())
             })?;
@@ -115,12 +123,14 @@ pub(super) fn run_rows(
 fn run_blocks(
     rows: usize,
     nm: usize,
+    cancel: &Cancel,
     block: impl Fn(&mut Scratch, usize, &mut [f64], &mut [bool]) -> Result<()> + Sync,
 ) -> Result<DenseEvaluation> {
     let mut values = filled(rows, nm, 0.0)?;
     let mut flags = filled(rows, 1, false)?;
     let b = sparse::BLOCK;
     if rows <= TASK_ROWS {
+        cancel.check()?;
         block(&mut Scratch::default(), 0, &mut values, &mut flags)?;
     } else {
         values
@@ -128,6 +138,7 @@ fn run_blocks(
             .zip(flags.par_chunks_mut(b))
             .enumerate()
             .try_for_each_init(Scratch::default, |s, (c, (out, fl))| {
+                cancel.check()?;
                 block(s, c * b, out, fl)
             })?;
     }
@@ -145,6 +156,11 @@ pub(super) fn finite(
     metrics: &[MetricSpec],
     what: &str,
 ) -> Result<DenseEvaluation> {
+    // One branch-free pass over every value first (the common case: all
+    // finite); the rows are named only when it finds one that is not.
+    if ev.values.iter().fold(true, |a, v| a & v.is_finite()) {
+        return Ok(ev);
+    }
     let nm = metrics.len().max(1);
     for (i, (out, &empty)) in ev.values.chunks(nm).zip(&ev.empty).enumerate() {
         if !empty {

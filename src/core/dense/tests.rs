@@ -3,6 +3,7 @@ use super::group::group_sorted;
 use super::rows::dense_path;
 use super::ties::{count_ranks, rank_by_sorting};
 use super::*;
+use crate::core::cancel::Cancel;
 use crate::core::encode::{Builder, Kind};
 use crate::core::error::Result;
 use crate::core::eval::{evaluate, Side};
@@ -42,7 +43,7 @@ fn dense(
     empty: Empty,
 ) -> Result<DenseEvaluation> {
     let (s, l) = (f64s(scores, rows, cols), f64s(labels, rows, cols));
-    evaluate_dense(&s, &l, valid, m, 1.0, ties, empty)
+    evaluate_dense(&s, &l, valid, m, 1.0, ties, empty, &Cancel::default())
 }
 
 #[test]
@@ -60,7 +61,17 @@ fn ranks_by_score_then_column() {
     let s = f64s(&scores, 1, 4);
     let l = f64s(&labels, 1, 4);
     for ties in [DenseTies::First, DenseTies::Worst] {
-        let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, ties, Empty::Zero).unwrap();
+        let e = evaluate_dense(
+            &s,
+            &l,
+            &Valid::All,
+            &m,
+            1.0,
+            ties,
+            Empty::Zero,
+            &Cancel::default(),
+        )
+        .unwrap();
         let ndcg = (2.0 / 3f64.log2()) / (2.0 + 1.0 / 3f64.log2());
         assert_eq!(e.values[..2], [0.5, 0.5]);
         assert!((e.values[2] - ndcg).abs() < 1e-15);
@@ -74,7 +85,17 @@ fn ranks_by_score_then_column() {
         (DenseTies::Best, 1.0),
         (DenseTies::Worst, 0.5),
     ] {
-        let e = evaluate_dense(&s, &l, &Valid::All, &m[..1], 1.0, ties, Empty::Zero).unwrap();
+        let e = evaluate_dense(
+            &s,
+            &l,
+            &Valid::All,
+            &m[..1],
+            1.0,
+            ties,
+            Empty::Zero,
+            &Cancel::default(),
+        )
+        .unwrap();
         assert!((e.values[0] - want).abs() < 1e-15, "{ties:?}");
     }
 }
@@ -87,7 +108,17 @@ fn strided_views_read_the_same_cells() {
     let s = Numbers::F64(Matrix::new(&scores_t, 2, 3, 1, 2).unwrap());
     let l = Numbers::F64(Matrix::new(&labels_t, 2, 3, 1, 2).unwrap());
     let m = [spec("mrr", None)];
-    let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, Empty::Zero).unwrap();
+    let e = evaluate_dense(
+        &s,
+        &l,
+        &Valid::All,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+        &Cancel::default(),
+    )
+    .unwrap();
     // Row 0: labels [0, 0, 1], relevant col 2 has score 2: rank 2.  Row 1:
     // labels [1, 0, 0], relevant col 0 has score 1: rank 3.
     assert_eq!(e.values, vec![0.5, 1.0 / 3.0]);
@@ -102,11 +133,31 @@ fn empty_rows_follow_the_policy_and_masks_drop_cells() {
     let l = f64s(&labels, 2, 2);
     let m = [spec("mrr", None), spec("num_ret", None)];
     for (policy, want) in [(Empty::Zero, 0.0), (Empty::One, 1.0)] {
-        let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, policy).unwrap();
+        let e = evaluate_dense(
+            &s,
+            &l,
+            &Valid::All,
+            &m,
+            1.0,
+            DenseTies::First,
+            policy,
+            &Cancel::default(),
+        )
+        .unwrap();
         assert_eq!(e.values, vec![want, want, 0.5, 2.0]);
         assert_eq!(e.empty, vec![true, false]);
     }
-    let e = evaluate_dense(&s, &l, &Valid::All, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+    let e = evaluate_dense(
+        &s,
+        &l,
+        &Valid::All,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Nan,
+        &Cancel::default(),
+    )
+    .unwrap();
     assert!(e.values[0].is_nan());
     // Row 1 without its column 1 (score 4): the relevant cell ranks first.
     let len = [2, 1];
@@ -118,12 +169,23 @@ fn empty_rows_follow_the_policy_and_masks_drop_cells() {
         1.0,
         DenseTies::First,
         Empty::Zero,
+        &Cancel::default(),
     )
     .unwrap();
     assert_eq!(e.values[2..], [1.0, 1.0]);
     let mask = [1u8, 1, 1, 0];
     let mk = Valid::Mask(Matrix::contiguous(&mask, 2, 2).unwrap());
-    let e = evaluate_dense(&s, &l, &mk, &m, 1.0, DenseTies::First, Empty::Zero).unwrap();
+    let e = evaluate_dense(
+        &s,
+        &l,
+        &mk,
+        &m,
+        1.0,
+        DenseTies::First,
+        Empty::Zero,
+        &Cancel::default(),
+    )
+    .unwrap();
     assert_eq!(e.values[2..], [1.0, 1.0]);
     assert!(evaluate_dense(
         &s,
@@ -132,7 +194,8 @@ fn empty_rows_follow_the_policy_and_masks_drop_cells() {
         &m,
         1.0,
         DenseTies::First,
-        Empty::Zero
+        Empty::Zero,
+        &Cancel::default()
     )
     .is_err());
 }
@@ -211,6 +274,7 @@ fn topk_ids_and_labels() {
         &m,
         1.0,
         Empty::Zero,
+        &Cancel::default(),
     )
     .unwrap();
     assert_eq!(e.values, vec![0.5, 0.5, 3.0]);
@@ -221,6 +285,7 @@ fn topk_ids_and_labels() {
         &m,
         1.0,
         Empty::Zero,
+        &Cancel::default(),
     )
     .unwrap();
     // The padding's label is left out: R = 2 (ranks 2 and 3).
@@ -232,6 +297,7 @@ fn topk_ids_and_labels() {
         &m,
         1.0,
         Empty::Zero,
+        &Cancel::default(),
     );
     assert!(e.unwrap_err().to_string().contains("more than once"));
 }
@@ -244,9 +310,15 @@ fn knn_recall_counts_distinct_shared_ids() {
     let e = [3, 2, 9, 4, -1, 8];
     let am = Matrix::contiguous(&a, 2, 3).unwrap();
     let em = Matrix::contiguous(&e, 2, 3).unwrap();
-    assert_eq!(knn_recall(&am, &em, 3).unwrap(), vec![2.0 / 3.0, 1.0 / 3.0]);
-    assert_eq!(knn_recall(&am, &em, 1).unwrap(), vec![0.0, 1.0]);
-    assert!(knn_recall(&am, &em, 4).is_err());
+    assert_eq!(
+        knn_recall(&am, &em, 3, &Cancel::default()).unwrap(),
+        vec![2.0 / 3.0, 1.0 / 3.0]
+    );
+    assert_eq!(
+        knn_recall(&am, &em, 1, &Cancel::default()).unwrap(),
+        vec![0.0, 1.0]
+    );
+    assert!(knn_recall(&am, &em, 4, &Cancel::default()).is_err());
     // k > 32 takes the id set: ids 0..40 against 20..60 share 20.
     let a: Vec<i64> = (0..40).collect();
     let e: Vec<i64> = (20..60).collect();
@@ -254,6 +326,7 @@ fn knn_recall_counts_distinct_shared_ids() {
         &Matrix::contiguous(&a, 1, 40).unwrap(),
         &Matrix::contiguous(&e, 1, 40).unwrap(),
         40,
+        &Cancel::default(),
     )
     .unwrap();
     assert_eq!(r, vec![0.5]);
@@ -265,6 +338,7 @@ fn knn_recall_counts_distinct_shared_ids() {
         &Matrix::contiguous(&ed, 1, 3).unwrap(),
         3,
         1e-3,
+        &Cancel::default(),
     )
     .unwrap();
     assert_eq!(r, vec![2.0 / 3.0]);
@@ -298,11 +372,11 @@ proptest! {
             .collect();
         let am = Matrix::contiguous(&a, rows, k).unwrap();
         let em = Matrix::contiguous(&e, rows, k).unwrap();
-        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+        prop_assert_eq!(&knn_recall(&am, &em, k, &Cancel::default()).unwrap(), &want);
         // The same rows stored column-major (strides (1, rows)).
         let at: Vec<i64> = (0..k).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| a[i * k + j]).collect();
         let am = Matrix::new(&at, rows, k, 1, rows).unwrap();
-        prop_assert_eq!(&knn_recall(&am, &em, k).unwrap(), &want);
+        prop_assert_eq!(&knn_recall(&am, &em, k, &Cancel::default()).unwrap(), &want);
     }
 }
 
@@ -397,7 +471,7 @@ proptest! {
         let first: Vec<MetricSpec> = FAMILIES.iter().flat_map(|f| [spec(f, None), MetricSpec::new(f, Some(3), None, &[]).unwrap_or(spec(f, None))]).collect();
         let exp: Vec<MetricSpec> = first.iter().filter(|m| crate::core::metrics::expected::supported(m.family)).cloned().collect();
         for (m, dt, t) in [(&first, DenseTies::First, Ties::Input), (&exp, DenseTies::Expected, Ties::Expected)] {
-            let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, m, 1.0, dt, Empty::Nan).unwrap();
+            let dense = evaluate_dense(&f64s(&scores, rows, cols), &f64s(&labels, rows, cols), &Valid::All, m, 1.0, dt, Empty::Nan, &Cancel::default()).unwrap();
             let ids = by_ids(&scores, &labels, rows, cols, m, t);
             let nm = m.len();
             for i in (0..rows).filter(|&i| !dense.empty[i]) {
@@ -449,11 +523,11 @@ proptest! {
         let t32: Vec<f32> = (0..cols).flat_map(|j| (0..rows).map(move |i| (i, j))).map(|(i, j)| s32[i * cols + j]).collect();
         let lab = f64s(&labels, rows, cols);
         for valid in [Valid::All, Valid::Lengths(&lengths)] {
-            let want = evaluate_dense(&f64s(&s64, rows, cols), &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+            let want = evaluate_dense(&f64s(&s64, rows, cols), &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan, &Cancel::default()).unwrap();
             let c = Numbers::F32(Matrix::contiguous(&s32, rows, cols).unwrap());
             let t = Numbers::F32(Matrix::new(&t32, rows, cols, 1, rows).unwrap());
             for sc in [c, t] {
-                let got = evaluate_dense(&sc, &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan).unwrap();
+                let got = evaluate_dense(&sc, &lab, &valid, &m, 1.0, DenseTies::First, Empty::Nan, &Cancel::default()).unwrap();
                 prop_assert_eq!(&got.empty, &want.empty);
                 for (a, b) in got.values.iter().zip(&want.values) {
                     prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{a} vs {b}");
@@ -476,6 +550,7 @@ fn float32_nan_is_an_error_naming_the_cell() {
         1.0,
         DenseTies::First,
         Empty::Zero,
+        &Cancel::default(),
     )
     .unwrap_err();
     assert!(e.to_string().contains("scores[1, 0]"), "{e}");
@@ -490,6 +565,7 @@ fn float32_nan_is_an_error_naming_the_cell() {
         1.0,
         DenseTies::First,
         Empty::Zero,
+        &Cancel::default(),
     )
     .unwrap();
     assert_eq!(ok.values, vec![0.5, 0.0]);
@@ -518,7 +594,16 @@ fn flat_cells_group_by_index_value() {
     let m = [spec("mrr", None)];
     let score = |g: &FlatGroups| {
         let (s, l) = (f64s(&scores, 1, 5), f64s(&labels, 1, 5));
-        evaluate_flat(&s, &l, g, &m, 1.0, DenseTies::First, Empty::Zero)
+        evaluate_flat(
+            &s,
+            &l,
+            g,
+            &m,
+            1.0,
+            DenseTies::First,
+            Empty::Zero,
+            &Cancel::default(),
+        )
     };
     assert_eq!(score(&g).unwrap().values, vec![0.5, 1.0, 1.0]);
     // A place past the cells is an internal error, not a panic.
@@ -666,12 +751,12 @@ proptest! {
             for sc in &scores {
                 for lb in &labels {
                     for empty in [Empty::Zero, Empty::One, Empty::Nan, Empty::Skip] {
-                        let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
-                        let general = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, true);
+                        let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false, &Cancel::default());
+                        let general = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, true, &Cancel::default());
                         prop_assert!(bitwise_equal(&fast, &general), "{sc:?} {lb:?} {valid:?} {empty:?}:\n{fast:?}\n{general:?}");
                         for simd in sparse::Simd::available() {
                             SIMD.with(|c| c.set(simd));
-                            let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false);
+                            let fast = dense_path(sc, lb, &valid, &m, level, DenseTies::First, empty, false, &Cancel::default());
                             SIMD.with(|c| c.set(sparse::Simd::Avx512));
                             prop_assert!(bitwise_equal(&fast, &general), "{simd:?} {sc:?} {lb:?} {valid:?} {empty:?}");
                         }
@@ -702,6 +787,7 @@ fn assert_sparse_is_general(
             DenseTies::First,
             empty,
             general,
+            &Cancel::default(),
         )
     };
     let general = path(true);
@@ -854,6 +940,7 @@ fn views_of_wider_rows_equal_their_copies() {
         DenseTies::First,
         Empty::Nan,
         true,
+        &Cancel::default(),
     );
     for simd in sparse::Simd::available() {
         SIMD.with(|c| c.set(simd));
@@ -866,6 +953,7 @@ fn views_of_wider_rows_equal_their_copies() {
             DenseTies::First,
             Empty::Nan,
             false,
+            &Cancel::default(),
         );
         let b = dense_path(
             &full.0,
@@ -876,6 +964,7 @@ fn views_of_wider_rows_equal_their_copies() {
             DenseTies::First,
             Empty::Nan,
             false,
+            &Cancel::default(),
         );
         SIMD.with(|c| c.set(sparse::Simd::Avx512));
         assert!(bitwise_equal(&a, &want), "{simd:?} view");
@@ -1006,10 +1095,10 @@ proptest! {
         let lb = Numbers::I64(Matrix::contiguous(&li, rows, cols).unwrap());
         let valid = if lengths { Valid::Lengths(&lens) } else { Valid::All };
         let m = sparse_metrics(false);
-        let general = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, true);
+        let general = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, true, &Cancel::default());
         for simd in sparse::Simd::available() {
             SIMD.with(|c| c.set(simd));
-            let fast = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, false);
+            let fast = dense_path(&sc, &lb, &valid, &m, 1.0, DenseTies::First, Empty::Nan, false, &Cancel::default());
             SIMD.with(|c| c.set(sparse::Simd::Avx512));
             prop_assert!(bitwise_equal(&fast, &general), "{simd:?}");
         }
@@ -1078,10 +1167,10 @@ proptest! {
         prop_assert!(g.place.is_empty());
         let m = sparse_metrics(false);
         for (sc, lb) in &cases {
-            let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, true);
+            let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, true, &Cancel::default());
             for simd in sparse::Simd::available() {
                 SIMD.with(|c| c.set(simd));
-                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, false);
+                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, Empty::Nan, false, &Cancel::default());
                 SIMD.with(|c| c.set(sparse::Simd::Avx512));
                 prop_assert!(bitwise_equal(&fast, &general), "{simd:?} {lb:?}:\n{fast:?}\n{general:?}");
             }
@@ -1090,7 +1179,7 @@ proptest! {
                 let (Some(ms), Some(ml)) = (reshape(sc, groups, width), reshape(lb, groups, width)) else {
                     continue;
                 };
-                let dense = dense_path(&ms, &ml, &Valid::All, &m, level, DenseTies::First, Empty::Nan, false);
+                let dense = dense_path(&ms, &ml, &Valid::All, &m, level, DenseTies::First, Empty::Nan, false, &Cancel::default());
                 prop_assert!(bitwise_equal(&dense, &general), "{lb:?}");
             }
         }
@@ -1175,8 +1264,8 @@ proptest! {
         ];
         for (sc, lb) in &cases {
             for empty in [Empty::Zero, Empty::Nan] {
-                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, false);
-                let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, true);
+                let fast = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, false, &Cancel::default());
+                let general = flat_path(sc, lb, &g, &m, level, DenseTies::First, empty, true, &Cancel::default());
                 prop_assert!(bitwise_equal(&fast, &general), "{sc:?}:\n{fast:?}\n{general:?}");
             }
         }
@@ -1253,9 +1342,9 @@ proptest! {
         ];
         for (sa, la, sb, lb) in &cases {
             for empty in [Empty::Zero, Empty::Nan] {
-                let want = flat_path(sb, lb, &gs, &m, level, DenseTies::First, empty, true);
-                let fast = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, false);
-                let general = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, true);
+                let want = flat_path(sb, lb, &gs, &m, level, DenseTies::First, empty, true, &Cancel::default());
+                let fast = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, false, &Cancel::default());
+                let general = flat_path(sa, la, &g, &m, level, DenseTies::First, empty, true, &Cancel::default());
                 match nan {
                     // The presorted cells' message names their sorted place.
                     Some(c) => {
@@ -1316,6 +1405,7 @@ fn flat_shuffled_by_parts_equals_one_thread() {
             DenseTies::First,
             Empty::Nan,
             true,
+            &Cancel::default(),
         );
         let one = pool(1).install(|| group_flat(&idx));
         assert!(
@@ -1331,7 +1421,17 @@ fn flat_shuffled_by_parts_equals_one_thread() {
                 Numbers::U8(Matrix::contiguous(&l8, 1, n).unwrap()),
             ] {
                 let got = pool(t).install(|| {
-                    flat_path(&sc, &lb, &g, &m, 1.0, DenseTies::First, Empty::Nan, false)
+                    flat_path(
+                        &sc,
+                        &lb,
+                        &g,
+                        &m,
+                        1.0,
+                        DenseTies::First,
+                        Empty::Nan,
+                        false,
+                        &Cancel::default(),
+                    )
                 });
                 assert!(bitwise_equal(&got, &want), "{t} threads, wide {wide}");
             }
@@ -1339,8 +1439,19 @@ fn flat_shuffled_by_parts_equals_one_thread() {
             bad[n - 5] = f32::NAN;
             let sc = Numbers::F32(Matrix::contiguous(&bad, 1, n).unwrap());
             let lb = Numbers::I64(Matrix::contiguous(&labels, 1, n).unwrap());
-            let e = pool(t)
-                .install(|| flat_path(&sc, &lb, &g, &m, 1.0, DenseTies::First, Empty::Nan, false));
+            let e = pool(t).install(|| {
+                flat_path(
+                    &sc,
+                    &lb,
+                    &g,
+                    &m,
+                    1.0,
+                    DenseTies::First,
+                    Empty::Nan,
+                    false,
+                    &Cancel::default(),
+                )
+            });
             let e = e.err().map(|e| e.to_string()).unwrap_or_default();
             assert!(e.contains(&format!("scores[{}] is NaN", n - 5)), "{e}");
         }
@@ -1439,6 +1550,7 @@ fn dense_timing() {
             DenseTies::First,
             Empty::Zero,
             general,
+            &Cancel::default(),
         )
     };
     let want = run(true);

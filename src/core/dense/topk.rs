@@ -5,6 +5,7 @@ use super::empty::empty_row;
 use super::general::score_row;
 use super::run::{finite, run_rows, setup};
 use super::{DenseEvaluation, DenseTies, Empty, Matrix, Numbers, Scratch};
+use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::metrics::MetricSpec;
 
@@ -24,13 +25,14 @@ pub enum Relevant<'a> {
 /// and R is the number of distinct relevant ids; with `Relevant::Labels` each
 /// retrieved id has the aligned label and the judged pool is the retrieved
 /// ids (R counts the relevant ones among them).  A non-negative id twice in
-/// one row is an error.
+/// one row is an error.  Stopped by `cancel` between rows.
 pub fn evaluate_topk(
     ids: &Matrix<'_, i64>,
     relevant: &Relevant<'_>,
     metrics: &[MetricSpec],
     level: f64,
     empty: Empty,
+    cancel: &Cancel,
 ) -> Result<DenseEvaluation> {
     let rows = ids.rows;
     match relevant {
@@ -62,7 +64,7 @@ pub fn evaluate_topk(
         }
     };
     let metrics = setup(metrics, level, DenseTies::First, max)?;
-    let ev = run_rows(rows, metrics.len(), |s, i, out| {
+    let ev = run_rows(rows, metrics.len(), cancel, |s, i, out| {
         s.ids.clear();
         s.ids.extend((0..ids.cols).map(|j| ids.get(i, j)));
         check_distinct(i, &s.ids, &mut s.rel)?;
