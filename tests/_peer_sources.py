@@ -45,13 +45,18 @@ def fetch(url: str, sha256: str, name: str) -> Path:
     """The file at ``url`` in the cache as ``name``, its SHA-256 checked.
 
     Skips the calling test module when the host cannot be reached; fails when
-    the bytes are not the pinned ones."""
+    the host refuses the file (an HTTP error) or the bytes are not the pinned
+    ones."""
     path = cache_dir() / name
     if not path.exists():
         part = path.with_name(path.name + ".part")
         try:
             with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
                 part.write_bytes(response.read())
+        except urllib.error.HTTPError as exc:
+            # the host answered: the pinned file is gone, not the network
+            part.unlink(missing_ok=True)
+            pytest.fail(f"{url}: {exc}")
         except (urllib.error.URLError, OSError) as exc:
             part.unlink(missing_ok=True)
             pytest.skip(f"{url} could not be downloaded ({exc}); the suite needs the network once")
