@@ -1,19 +1,22 @@
-"""The peers' own test files, fetched at test time into a cache, each pinned by
-address and SHA-256.
+"""The peers' own test files, each pinned by address and SHA-256.
 
 The peers' suites (``tests/test_*_suite.py``) run upstream test files against
-ranklens's drop-ins without copying them into the project: each file is
-downloaded once into ``$RANKLENS_PEER_CACHE`` (default
-``~/.cache/ranklens/peer-suites``) and checked against its pinned hash before
-use.  A download that cannot reach the host skips the suite with the reason; a
-file whose hash differs is an error (the pin or the host changed, and a silent
-run of other tests would not be the conformance the suite claims).
+ranklens's drop-ins.  A file published on the package index (ir_measures'
+sdist) is downloaded once into ``$RANKLENS_PEER_CACHE`` (default
+``~/.cache/ranklens/peer-suites``).  A file published only on GitHub
+(pytrec_eval-terrier's tests: its sdist ships none), which CI's network does
+not reach, is kept unmodified in ``tests/data/peers/`` with its licence, as
+NIST's files are kept in ``tests/data``, under the name ``<name>.txt`` (so that
+neither pytest nor ruff takes it for project code).  Either way the bytes are
+checked against the pinned hash before use.  A download that cannot reach the
+host skips the suite with the reason; a file whose hash differs is an error
+(the pin or the host changed, and a silent run of other tests would not be the
+conformance the suite claims).
 
-Rejected: vendoring the files (they are the peers' code under their licences,
-and a copy drifts from what upstream tests); ``pip download`` at test time
-(pip builds an sdist's metadata, and pytrec_eval-terrier's build fetches
-trec_eval from GitHub, which fails offline even when the sdist itself is
-cached).
+Rejected: keeping every file in the repository (the sdists are large and on
+the index CI reaches); ``pip download`` at test time (pip builds an sdist's
+metadata, and pytrec_eval-terrier's build fetches trec_eval from GitHub, which
+fails offline even when the sdist itself is cached).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 import pytest
 
 _TIMEOUT_S = 60
+KEPT = Path(__file__).parent / "data" / "peers"
 
 
 def cache_dir() -> Path:
@@ -42,12 +46,14 @@ def _sha256(path: Path) -> str:
 
 
 def fetch(url: str, sha256: str, name: str) -> Path:
-    """The file at ``url`` in the cache as ``name``, its SHA-256 checked.
+    """The file at ``url`` as ``name`` (kept in ``tests/data/peers``, else
+    downloaded into the cache), its SHA-256 checked.
 
     Skips the calling test module when the host cannot be reached; fails when
     the host refuses the file (an HTTP error) or the bytes are not the pinned
     ones."""
-    path = cache_dir() / name
+    kept = sorted(KEPT.glob(f"*/{name}.txt"))
+    path = kept[0] if kept else cache_dir() / name
     if not path.exists():
         part = path.with_name(path.name + ".part")
         try:

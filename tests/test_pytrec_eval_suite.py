@@ -3,11 +3,11 @@
 ``ranklens trec_eval``.
 
 pytrec_eval-terrier's sdist ships no tests; they live in its repository
-(``tests/pytrec_eval_tests.py`` of terrierteam/pytrec_eval, fetched at a pinned
-commit and SHA-256 into the cache of ``tests/_peer_sources.py``; that commit's
-``src/pytrec_eval.cpp`` is the 0.5.11 sdist's, byte for byte).  Nothing is
-copied here.  The module's global ``pytrec_eval`` is rebound to the drop-in, and
-each test of ``PyTrecEvalUnitTest`` is called.
+(``tests/pytrec_eval_tests.py`` of terrierteam/pytrec_eval at a pinned commit
+and SHA-256, kept unmodified with its licence in ``tests/data/peers/pytrec_eval``
+because CI reaches the package index only; that commit's ``src/pytrec_eval.cpp``
+is the 0.5.11 sdist's, byte for byte).  The module's global ``pytrec_eval`` is
+rebound to the drop-in, and each test of ``PyTrecEvalUnitTest`` is called.
 
 The file also defines trec_eval integration tests (``generate_traditional_test``
 over ``TRADITIONAL_TREC_EVAL_TEST_CASES``) that it only builds when run as a
@@ -16,9 +16,7 @@ built here the same way, with ``TREC_EVAL_TEST_DIR`` rebound to
 ``tests/data`` (NIST's files, see ``tests/data/MANIFEST.md``): each measure of
 trec_eval's ``all`` lines, aggregated by ``compute_aggregated_measure``, to 3
 places (the file's parser skips the names holding a ``.``, such as
-``iprec_at_recall_0.10``: those are not compared).  Where raw.githubusercontent.com
-cannot be reached (a network that serves the package index only) the suite skips,
-saying so; a copy put in the cache at the pinned name runs it offline.
+``iprec_at_recall_0.10``: those are not compared).
 
 Every test passes except the one in ``KNOWN`` (strict xfail, with the reason),
 a difference of the reference, not of the drop-in: the integration test on
@@ -29,6 +27,7 @@ files in ``tests/data`` are 10.0's), where pytrec_eval computes trec_eval
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 import unittest
@@ -62,7 +61,9 @@ KNOWN: dict[str, str] = {
 def _load():
     path = _peer_sources.fetch(URL, SHA256, f"pytrec_eval_tests-{COMMIT[:12]}.py")
     if MODULE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(MODULE, path)
+        # an explicit source loader: the kept copy's name ends in ``.txt``
+        loader = importlib.machinery.SourceFileLoader(MODULE, str(path))
+        spec = importlib.util.spec_from_loader(MODULE, loader)
         module = importlib.util.module_from_spec(spec)
         sys.modules[MODULE] = module
         spec.loader.exec_module(module)
