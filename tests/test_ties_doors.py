@@ -304,3 +304,46 @@ def test_report_tie_bounds_in_a_browser(tmp_path) -> None:
         assert not drv.find_element(By.ID, "ties-section").is_displayed()
     finally:
         drv.quit()
+
+
+def test_gate_computes_no_tie_verdict_it_knows(monkeypatch) -> None:
+    # Runs without tied scores have one order; an order whose per-query values are
+    # an order's already gated has its verdict: neither is evaluated or tested again.
+    from ranklens._gate import _gate
+
+    calls: list[str] = []
+    tests = []
+    evaluate, pvalues = _gate.evaluate, _gate._pvalues
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("ties", "trec"))
+        return evaluate(*args, **kwargs)
+
+    def counted_pvalues(*args, **kwargs):
+        tests.append(1)
+        return pvalues(*args, **kwargs)
+
+    monkeypatch.setattr(_gate, "evaluate", counted)
+    monkeypatch.setattr(_gate, "_pvalues", counted_pvalues)
+    qrels = {f"q{i:02d}": {"d1": 1, "d2": 2} for i in range(30)}
+    base = {q: {"d1": 2.0, "x": 1.0, "d2": 0.5} for q in qrels}
+    res = ranklens.gate(qrels, base, base, {"mrr": 0.01, "ndcg": 0.01})
+    assert res.tie_verdicts == {"trec": True, "best": True, "worst": True}
+    assert calls == ["trec", "trec"] and len(tests) == 1
+    # Ties among unjudged documents only: best and worst are the trec values.
+    calls.clear(), tests.clear()
+    tied = {q: {"d2": 3.0, "d1": 2.0, "x": 1.0, "y": 1.0} for q in qrels}
+    res = ranklens.gate(qrels, tied, tied, {"mrr": 0.01, "ndcg": 0.01})
+    assert res.tie_verdicts == {"trec": True, "best": True, "worst": True}
+    assert calls == ["trec", "trec", "best", "best", "worst", "worst"] and len(tests) == 1
+    # Ties that matter: trec x d2 d1 and worst x d1 d2 have the same mrr (1/2),
+    # best d2 d1 x another (1): best is tested, worst takes trec's verdict.
+    calls.clear(), tests.clear()
+    cand = {q: {"d1": 1.0, "x": 1.0, "d2": 1.0} for q in qrels}
+    res = ranklens.gate(qrels, base, cand, {"mrr": 0.01})
+    assert res.tie_verdicts == {"trec": False, "best": True, "worst": False}
+    assert len(tests) == 2
+    calls.clear(), tests.clear()
+    res = ranklens.gate(qrels, base, cand, {"mrr": 0.01, "ndcg": 0.01})
+    assert res.tie_verdicts == {"trec": False, "best": True, "worst": False}
+    assert len(tests) == 3  # ndcg tells the three orders apart
