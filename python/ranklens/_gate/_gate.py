@@ -394,7 +394,7 @@ def _tie_verdicts(
     one order (no evaluation), and an order whose per-query values are those
     of an order already gated has that order's verdict (no second test, the
     resampling tests' cost).  Rejected: best and worst always computed and
-    tested (three times the work of a tie-free gate, for a known answer).
+    tested (four more evaluations and two more tests, for a known answer).
     """
     mode, test, correction, alpha, n_resamples, seed = settings
     passed, *trec_values = trec
