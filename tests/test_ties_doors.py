@@ -347,3 +347,12 @@ def test_gate_computes_no_tie_verdict_it_knows(monkeypatch) -> None:
     res = ranklens.gate(qrels, base, cand, {"mrr": 0.01, "ndcg": 0.01})
     assert res.tie_verdicts == {"trec": False, "best": True, "worst": False}
     assert len(tests) == 3  # ndcg tells the three orders apart
+
+
+def test_evaluate_jg_passes_the_tie_order_on() -> None:
+    # Two judgment groups, each judging one of three tied documents relevant.
+    groups = {"g1": Qrels({"q": {"a": 1}}), "g2": Qrels({"q": {"b": 1}})}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}
+    got = {t: ranklens.evaluate_jg(groups, run, ["mrr"], ties=t)["mrr"] for t in [*TIES, "trec"]}
+    # trec c b a: 1/3 (g1), 1/2 (g2); best: each group's document first; worst: last.
+    assert got == pytest.approx({"trec": (1 / 3 + 1 / 2) / 2, "best": 1.0, "worst": 1 / 3})
