@@ -48,6 +48,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("max_docs_5", {"max_docs": 5}, METRICS),
     ("ties_expected", {"ties": "expected"}, EXPECTED_METRICS),
     ("ties_input", {"ties": "input", "position": "rank"}, METRICS),
+    ("ties_best", {"ties": "best"}, METRICS),
+    ("ties_worst", {"ties": "worst"}, METRICS),
     ("score_f32", {"score_precision": "f32"}, METRICS),
 ]
 

@@ -105,6 +105,20 @@ class Run(Side):
     def scores(self) -> np.ndarray:
         return self._values
 
+    def _has_tied_scores(self) -> bool:
+        """Whether two documents of one query have equal scores (as stored:
+        after ``score_precision``), i.e. whether the tie order can change a
+        value.  Rows are stored in ranking order, so a tie is two neighbours of
+        one query with equal scores: one vectorised pass, no sort."""
+        v = self._values
+        if len(v) < 2:
+            return False
+        same = v[1:] == v[:-1]  # pair (i, i + 1)
+        starts = self._offsets[1:-1]
+        starts = starts[(starts > 0) & (starts < len(v))]
+        same[starts - 1] = False  # a pair across two queries
+        return bool(same.any())
+
     def ranking(self, qid: str) -> list[str]:
         """The query's document ids in ranking order."""
         i = self._index(qid)

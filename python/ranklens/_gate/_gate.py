@@ -88,7 +88,8 @@ Tie orders
     id descending), an arbitrary choice among the orderings of tied documents.
     Both runs are also scored with ``ties="best"`` and ``ties="worst"`` (higher /
     lower labels first within equal scores, see :func:`ranklens.evaluate`) and
-    gated the same way; ``GateResult.tie_verdicts`` holds the overall verdict
+    gated the same way (runs without tied scores have one order: nothing more
+    is computed); ``GateResult.tie_verdicts`` holds the overall verdict
     under each order (``None`` for grouped qrels, which refuse them) and
     ``GateResult.tie_dependent`` is true when they differ: a regression that
     exists only in one tie order.  The reports then say so in one line.
@@ -320,7 +321,7 @@ def gate(
         ms,
         relevance_level,
         nthreads,
-        all(v.passed for v in verdicts),
+        (all(v.passed for v in verdicts), base, cand),
         budget_arr,
         (mode, test, correction, alpha, n_resamples, seed),
     )
@@ -380,27 +381,50 @@ def _tie_verdicts(
     ms: list[Metric],
     relevance_level: float,
     threads: int | None,
-    trec_passed: bool,
+    trec: tuple[bool, np.ndarray, np.ndarray],
     budgets: np.ndarray,
     settings: tuple[str, str, str, float, int, int],
 ) -> dict[str, bool] | None:
     """The overall verdict under trec, best and worst tie orders (both runs
     ranked the same way), each as the trec verdict is reached (p-values,
-    correction, mode); ``None`` when the qrels refuse best / worst (grouped)."""
+    correction, mode); ``None`` when the qrels refuse best / worst (grouped).
+
+    ``trec``: the trec verdict and the two runs' per-query values it came from.
+    Work is skipped where the answer is known: runs without tied scores have
+    one order (no evaluation), and an order whose per-query values are those
+    of an order already gated has that order's verdict (no second test, the
+    resampling tests' cost).  Rejected: best and worst always computed and
+    tested (four more evaluations and two more tests, for a known answer).
+    """
     mode, test, correction, alpha, n_resamples, seed = settings
-    out = {"trec": bool(trec_passed)}
+    passed, *trec_values = trec
+    if q.grouped:
+        return None
+    if not any(r._has_tied_scores() for r in runs):
+        return {"trec": bool(passed), "best": bool(passed), "worst": bool(passed)}
+    out = {"trec": bool(passed)}
+    gated: list[tuple[list[np.ndarray], bool]] = [(trec_values, bool(passed))]
     for ties in ("best", "worst"):
         try:
-            base, cand = (
-                evaluate(q, r, ms, relevance_level=relevance_level, threads=threads, ties=ties)
+            values = [
+                evaluate(
+                    q, r, ms, relevance_level=relevance_level, threads=threads, ties=ties
+                ).values
                 for r in runs
-            )
+            ]
         except RanklensInputError:
             return None
-        diffs = np.ascontiguousarray((base.values - cand.values).T)
-        pvalues, _ = _pvalues(diffs, budgets, mode, test, n_resamples, seed, threads)
-        significant = adjust_pvalues(pvalues, correction) <= alpha
-        out[ties] = bool(significant.all() if mode == "strict" else not significant.any())
+        known = next(
+            (v for seen, v in gated if all(np.array_equal(a, b) for a, b in zip(seen, values))),
+            None,
+        )
+        if known is None:
+            diffs = np.ascontiguousarray((values[0] - values[1]).T)
+            pvalues, _ = _pvalues(diffs, budgets, mode, test, n_resamples, seed, threads)
+            significant = adjust_pvalues(pvalues, correction) <= alpha
+            known = bool(significant.all() if mode == "strict" else not significant.any())
+            gated.append((values, known))
+        out[ties] = known
     return out
 
 

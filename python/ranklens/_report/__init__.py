@@ -61,7 +61,10 @@ def report(
     ``depth``: how deep each ranking is embedded and shown.  ``compare_options``
     (``test``, ``correction``, ``baseline``, ``alpha``, ``relevance_level``, ...)
     go to :func:`ranklens.compare`; or pass ``comparison``, the
-    :class:`ranklens.Comparison` of these runs, to use its numbers.
+    :class:`ranklens.Comparison` of these runs, to use its numbers.  The
+    comparison is in trec_eval's tie order, that of the rankings shown
+    (``ties`` other than ``"trec"`` is an error); for a run with tied scores the
+    page also shows each metric's mean with ``ties="best"`` and ``"worst"``.
 
     Raises :class:`ranklens.RanklensInputError` on bad input.
     """
@@ -78,6 +81,15 @@ def report(
                 + ", ".join(sorted(compare_options))
             )
         cmp = comparison
+    ties = cmp.settings.get("ties", "trec")
+    if ties != "trec":
+        # The rankings shown are explain's, in trec order: numbers of another
+        # order would not be the ones the page explains.
+        raise RanklensInputError(
+            f"a report compares runs in trec_eval's tie order (the order of the rankings "
+            f"it shows), got a comparison with ties={ties!r}; the report shows the "
+            "best / worst tie orders' means beside a run with tied scores"
+        )
     values = list(named.values()) if isinstance(named, Mapping) else list(named)
     if len(values) != len(cmp.runs) or (
         isinstance(named, Mapping) and list(named) != list(cmp.runs)

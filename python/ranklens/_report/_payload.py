@@ -13,9 +13,19 @@ with repeated keys, and integral labels are written as integers.  JSON has no
 NaN or infinity: a score that is not finite is ``null``, a summary field that is
 not finite the string ``"NaN"``, ``"inf"`` or ``"-inf"``.
 
+Tie bounds: the rankings shown are trec_eval's order (``explain``'s), so the
+comparison is in that order; for a run with tied scores (two documents of one
+query with equal scores) ``tieBounds`` also holds each metric's mean with
+``ties="best"`` and ``"worst"`` (higher / lower labels first among equal
+scores: the best and worst over the orderings for the metrics that reward
+ranking higher labels higher), ``null`` for a run without ties and for grouped
+qrels, where those orders are not defined.
+
 Rejected: one explanation computed in the page from the labels (a second
 implementation of every formula, free to drift from ``explain``); the full
-rankings embedded (a 100-deep run over 10,000 queries is megabytes nobody opens).
+rankings embedded (a 100-deep run over 10,000 queries is megabytes nobody opens);
+bounds for every run (two more evaluations of a run whose order has no ties, to
+print the mean three times).
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ranklens._evaluate import evaluate
 from ranklens._explain import explain
 from ranklens._ranklens import __version__
 
@@ -145,7 +156,28 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
         ],
         "docs": list(doc_index),
         "q": queries,
+        "tieBounds": [
+            _tie_bounds(qrels, runs[name], cmp.means[name], cmp.metrics, level) for name in cmp.runs
+        ],
     }
+
+
+def _tie_bounds(
+    qrels: Any, run: Any, means: dict[str, float], metrics: list[Any], level: float
+) -> list[list[Any]] | None:
+    """``[[mean, best, worst] per metric]`` of one run (its mean in the
+    comparison, trec order, then its means with ``ties="best"`` / ``"worst"``),
+    or ``None`` when the run has no tied scores or the qrels are grouped."""
+    if qrels.grouped or not run._has_tied_scores():
+        return None
+    best, worst = (
+        evaluate(qrels, run, metrics, relevance_level=level, ties=t).values.mean(axis=0)
+        for t in ("best", "worst")
+    )
+    return [
+        [_summary_value(x) for x in (means[m.name], float(b), float(w))]
+        for m, b, w in zip(metrics, best, worst)
+    ]
 
 
 def _missed(

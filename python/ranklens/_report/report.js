@@ -107,6 +107,26 @@
     table.append(body);
   }
 
+  // Shown only when some run has tied scores (tieBounds[run] is null otherwise).
+  function renderTieBounds() {
+    const rows = D.runs.map((name, r) => [name, D.tieBounds[r]]).filter(([, b]) => b);
+    if (!rows.length) return;
+    const table = document.getElementById("tie-bounds");
+    const head = ["run"];
+    for (const m of D.metrics) head.push(`${m} (trec)`, "best", "worst");
+    table.append(el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { text: h })))));
+    const body = el("tbody");
+    for (const [name, bounds] of rows) {
+      const tr = el("tr", {}, el("td", { text: name }));
+      for (const [mean, best, worst] of bounds) {
+        tr.append(numCell(mean), numCell(best), numCell(worst));
+      }
+      body.append(tr);
+    }
+    table.append(body);
+    document.getElementById("ties-section").hidden = false;
+  }
+
   // -- controls -------------------------------------------------------------
   function fillSelect(id, labels, value, onChange) {
     const s = document.getElementById(id);
@@ -372,6 +392,7 @@
   function init() {
     renderSettings();
     renderSummary();
+    renderTieBounds();
     fillSelect("run-a", D.runs, state.a, (v) => { state.a = v; renderCharts(); refreshTable(); redrawQuery(); });
     fillSelect("run-b", D.runs, state.b, (v) => { state.b = v; renderCharts(); refreshTable(); redrawQuery(); });
     fillSelect("metric", D.metrics, state.metric, (v) => { state.metric = v; refreshTable(); });

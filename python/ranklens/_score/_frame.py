@@ -127,10 +127,11 @@ def score_frame(
     ``"autorag"`` (AutoRAG's own definitions, as
     :mod:`ranklens.compat.autorag`; metrics among recall, precision, f1, mrr,
     map, ndcg, default all six; NaN where AutoRAG gives None; ``k`` and the
-    other options do not apply).  The column defaults are AutoRAG's names, and
-    on several groups per row the two definitions give different mrr, map and
-    ndcg: with those columns and no ``semantics``, trec rules are used and a
-    :class:`~ranklens.errors.RanklensWarning` says so.
+    other options do not apply, and a ``ties`` other than ``"trec"`` is an
+    error: the ids are ranked in list order).  The column defaults are
+    AutoRAG's names, and on several groups per row the two definitions give
+    different mrr, map and ndcg: with those columns and no ``semantics``, trec
+    rules are used and a :class:`~ranklens.errors.RanklensWarning` says so.
     """
     if semantics is None:
         if relevant_col == "retrieval_gt":
@@ -144,6 +145,13 @@ def score_frame(
             )
         semantics = "trec"
     if semantics == "autorag":
+        if ties != "trec":
+            # AutoRAG ranks a list of ids in list order: no scores, so nothing
+            # ties and no tie order could be what the caller asked for.
+            raise RanklensInputError(
+                f"ties={ties!r} applies to semantics='trec' only: AutoRAG's definitions "
+                "score the retrieved ids in list order"
+            )
         out: dict[str, np.ndarray] = autorag_columns(
             _missing_as_none(_column_values(df, relevant_col)),
             _missing_as_none(_column_values(df, retrieved_col)),

@@ -1,7 +1,7 @@
 """``ranklens compare``: significance tests between TREC runs.
 
     ranklens compare QRELS RUN1 RUN2 [RUN ...] -m ndcg@10 -m map
-        [--test fisher] [--correction holm] [--baseline NAME]
+        [--test fisher] [--correction holm] [--baseline NAME] [--ties best]
         [--format table|markdown|latex|html|json] [--plot out.png]
 
 A run is named by its run tag (the last field) when every file has a distinct
@@ -42,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
         "metric, any spelling (ndcg@10, P_5, map); repeatable (default: map, ndcg@10)",
     )
     add_comparison_options(p)
+    p.add_argument(
+        "--ties",
+        choices=["trec", "input", "expected", "best", "worst"],
+        default="trec",
+        help="order of equal scores, for every run: trec_eval's (doc id descending), "
+        "the file's, the expected value over all orders, or higher (best) / lower "
+        "(worst) labels first",
+    )
     p.add_argument(
         "--format",
         choices=["table", "markdown", "latex", "html", "json"],
@@ -104,6 +112,7 @@ def main(argv: list[str]) -> int:
             seed=args.seed,
             relevance_level=args.relevance_level,
             threads=args.threads,
+            ties=args.ties,
         )
         if args.plot:
             from ranklens.plots import distribution_plot

@@ -25,6 +25,9 @@ trec_eval 10.0 semantics reproduced here (see ``trec_eval.c``):
 * Labels are truncated to integers (trec_eval's ``atol``); ``-l``, ``-M``, ``-N`` and
   cutoffs too; real parameters are read with ``atof`` rules.
 * ``runid`` is the tag of the run file's last line.
+* Equal scores in trec_eval's order (document id descending): a drop-in takes
+  no tie order; ``ranklens QRELS RUN --ties best|worst|expected|input`` scores
+  the others.
 * ``-Z``: each topic's values become ``(x - mean) / sd`` from the z-score file
   (``-1000000`` when missing; ``0`` when ``sd == 0`` and ``x == mean``), before
   accumulation; names get a ``Z`` prefix.

@@ -108,7 +108,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import _ranklens
-from ranklens._checks import check_level, check_threads, positive_int
+from ranklens._checks import check_level, check_threads, check_ties, positive_int
 from ranklens._data import Qrels, Run, as_qrels, as_run
 from ranklens._evaluate import evaluate
 from ranklens._names import Metric, parse_metrics
@@ -211,6 +211,7 @@ def compare(
     exact: bool | None = None,
     confidence: float = 0.95,
     correction_scope: str = "all",
+    ties: str = "trec",
 ) -> Comparison:
     """Compare runs pairwise on ``metrics`` with a paired significance test.
 
@@ -223,7 +224,10 @@ def compare(
     (pair, metric) test (``correction_scope="all"``) or per metric
     (``"metric"``).  ``alpha``: significance level.  ``n_resamples``, ``seed``,
     ``exact``: the resampling tests and the bootstrap CI (``confidence`` level).
-    ``relevance_level``, ``threads``: as in :func:`ranklens.evaluate`.
+    ``relevance_level``, ``threads``, ``ties``: as in :func:`ranklens.evaluate`;
+    every run is scored in that tie order (``"best"`` / ``"worst"``: each run at
+    its own best / worst ordering of equal scores, so the comparison of two runs'
+    best cases, or of their worst cases).
 
     The precise definition of every test, of the CI, of the effect size and of
     which queries are scored follows (it is also the documentation of the
@@ -233,6 +237,7 @@ def compare(
     """
     check_settings(test, correction, alpha, n_resamples, seed, confidence, correction_scope, exact)
     nthreads = check_threads(threads)
+    check_ties(ties)
     ms = parse_metrics(metrics)
     names_metrics = [m.name for m in ms]
     dup_metrics = sorted({n for n in names_metrics if names_metrics.count(n) > 1})
@@ -251,7 +256,7 @@ def compare(
     ignored: dict[str, list[str]] = {}
     query_ids: list[str] = []
     for name, run in named:
-        res = evaluate(q, run, ms, relevance_level=relevance_level, threads=nthreads)
+        res = evaluate(q, run, ms, relevance_level=relevance_level, threads=nthreads, ties=ties)
         scores[name] = np.ascontiguousarray(res.values, dtype=np.float64)
         missing[name] = list(res.missing_queries)
         ignored[name] = list(res.ignored_queries)
@@ -341,6 +346,7 @@ def compare(
         "confidence": float(confidence),
         "exact": exact,
         "relevance_level": check_level(relevance_level),
+        "ties": ties,
     }
     out = Comparison(
         runs=names,

@@ -62,7 +62,8 @@ class Comparison:
     * ``missing_queries[run]`` – qrels queries absent from the run (scored on an
       empty ranking); ``ignored_queries[run]`` – run queries not in the qrels.
     * ``test``, ``correction``, ``correction_scope``, ``alpha``, ``baseline``,
-      ``n_resamples``, ``seed``, ``confidence`` – the settings used.
+      ``n_resamples``, ``seed``, ``confidence``, ``relevance_level``, ``ties`` –
+      the settings used.
     * ``to_pandas()``, ``to_markdown()``, ``to_latex()``, ``to_html()``,
       ``to_json()``, ``to_dict()``; ``str(cmp)`` is a text table;
       ``to_report(path, qrels, runs)`` the HTML report, query by query.
@@ -269,8 +270,10 @@ def _summary_line(c: Comparison) -> str:
     corr_txt = "Tukey HSD (no further correction)" if corr == "tukey" else corr
     base = c.settings["baseline"]
     pairs = f"baseline {base}" if base is not None else "all pairs"
+    ties = c.settings.get("ties", "trec")
+    order = "" if ties == "trec" else f", ties {ties}"
     return (
-        f"Comparison of {len(c.runs)} runs on {len(c.query_ids)} queries ({pairs}); "
+        f"Comparison of {len(c.runs)} runs on {len(c.query_ids)} queries ({pairs}{order}); "
         f"test {c.settings['test']}, correction {corr_txt}, alpha {c.settings['alpha']:g}; "
         f"* = significant; CI {c.settings['confidence']:.0%} bootstrap"
     )

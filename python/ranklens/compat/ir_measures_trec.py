@@ -33,15 +33,28 @@ of which ir_measures uses; :func:`ranklens.compat.ir_measures.install` calls it.
 The objects are importable without registering:
 ``from ranklens.compat.ir_measures_trec import GMAP``.
 
-Rejected: patching ir_measures' ``parse_trec_measure`` table (its private mapping,
-rebuilt on every call) -- the trec_eval spellings stay ranklens's
-(``ranklens.evaluate(..., ["gm_map"])``).
+:func:`register` also puts :func:`parse_trec_measure` in the place of
+``ir_measures.parse_trec_measure`` (and of ``ir_measures.util``'s, which its
+nicknames such as ``all_trec`` call back): it reads the trec_eval spellings of
+the table above as trec_eval does, with trec_eval's default parameters
+(``relative_P``: P's cutoffs 5 ... 1000; ``Rprec_mult``: 0.2 ... 2.0;
+``utility``: 1,-1,0,0), ``name_p`` / ``name.p1,p2`` for parameters and
+``name.label=gain,...`` for ``G`` and ``ndcg_rel``, and hands every other name
+to ir_measures' own.  PyTerrier reads a string metric of ``pt.Experiment`` with
+``ir_measures.parse_trec_measure``, looked up at the call, so ``"Rndcg"`` or
+``"relative_P_10"`` work there.
+
+Rejected: editing ir_measures' table of trec_eval names (a local of
+``parse_trec_measure``, rebuilt on every call: there is nothing to edit).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import ir_measures
+import ir_measures.util
 from ir_measures import measures as _measures
 from ir_measures.measures.base import Agg, SumAgg
 
@@ -60,6 +73,7 @@ __all__ = [
     "Utility",
     "binG",
     "nDCGRel",
+    "parse_trec_measure",
     "register",
 ]
 
@@ -145,9 +159,92 @@ MEASURES = [
 ]
 
 
+# trec_eval's default parameters (m_relative_P.c, m_Rprec_mult.c).
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+# trec_eval name -> (measure, its parameter, trec_eval's default values of it);
+# "gains" reads label=gain pairs, "abcd" utility's four coefficients.
+_TREC_NAMES: dict[str, tuple[Any, str | None, tuple[Any, ...]]] = {
+    "Rndcg": (Rndcg, None, ()),
+    "11pt_avg": (IPrecAvg, None, ()),
+    "relative_P": (RelP, "cutoff", _CUTOFFS),
+    "gm_map": (GMAP, None, ()),
+    "gm_bpref": (GMBpref, None, ()),
+    "binG": (binG, None, ()),
+    "G": (G, "gains", ()),
+    "ndcg_rel": (nDCGRel, "gains", ()),
+    "utility": (Utility, "abcd", ()),
+    "Rprec_mult": (RprecMult, "mult", _MULTS),
+    "num_nonrel_judged_ret": (NumNonRelJudgedRet, None, ()),
+}
+_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_PAIR = rf"{_NUMBER}={_NUMBER}"
+_WITH_PARAMS = re.compile(
+    rf"({'|'.join(map(re.escape, _TREC_NAMES))})[._]"
+    rf"((?:{_PAIR}|{_NUMBER})(?:,(?:{_PAIR}|{_NUMBER}))*)"
+)
+
+
+def _ours(measure: str) -> list[Any] | None:
+    """The measures a trec_eval name of this module's table stands for, or
+    ``None`` when it is not one of them; ``ValueError`` for bad parameters."""
+    if measure in _TREC_NAMES:
+        m, param, defaults = _TREC_NAMES[measure]
+        return [m(**{param: v}) for v in defaults] if defaults else [m]
+    found = _WITH_PARAMS.fullmatch(measure)
+    if found is None:
+        return None
+    name, text = found.groups()
+    m, param, _ = _TREC_NAMES[name]
+    values = text.split(",")
+    if param == "gains":
+        if not all("=" in v for v in values):
+            raise ValueError(f"{measure}: {name} takes label=gain pairs")
+        pairs = [v.split("=") for v in values]
+        return [m(gains={int(float(label)): float(gain) for label, gain in pairs})]
+    if param is None or any("=" in v for v in values):
+        raise ValueError(f"unknown argument for {measure}: {text}")
+    if param == "abcd":
+        if len(values) != 4:
+            raise ValueError(f"{measure}: utility takes 4 coefficients, got {len(values)}")
+        return [m(**{k: float(v) for k, v in zip("abcd", values)})]
+    if param == "cutoff":
+        return [m(cutoff=int(float(v))) for v in values]
+    return [m(**{param: float(v)}) for v in values]
+
+
+def _wrap(original: Any) -> Any:
+    def parse_trec_measure(measure: str) -> list[Any]:
+        """ir_measures' ``parse_trec_measure``, also reading trec_eval's
+        measures that ir_measures lacks (:mod:`ranklens.compat.ir_measures_trec`)."""
+        found = _ours(measure) if isinstance(measure, str) else None
+        return original(measure) if found is None else found
+
+    parse_trec_measure._ranklens_wraps = original  # type: ignore[attr-defined]
+    return parse_trec_measure
+
+
+def parse_trec_measure(measure: str) -> list[Any]:
+    """A trec_eval measure name as ir_measures measures: this module's table
+    first (``"Rndcg"``, ``"relative_P_5,10"``, ``"utility.2,-1,0,0"``,
+    ``"G.1=1,2=3"``), else ir_measures' own ``parse_trec_measure``."""
+    found = _ours(measure)
+    if found is not None:
+        return found
+    current = ir_measures.util.parse_trec_measure
+    return getattr(current, "_ranklens_wraps", current)(measure)
+
+
 def register() -> None:
     """Add :data:`MEASURES` to ``ir_measures.measures.registry`` (once; a name
-    already there, registered by ir_measures itself, is left alone)."""
+    already there, registered by ir_measures itself, is left alone), and
+    ``ir_measures.parse_trec_measure`` reads their trec_eval names (once)."""
     for measure in MEASURES:
         if measure.NAME not in _measures.registry:
             _measures.register(measure)
+    original = ir_measures.util.parse_trec_measure
+    if not hasattr(original, "_ranklens_wraps"):
+        wrapper = _wrap(original)
+        ir_measures.util.parse_trec_measure = wrapper
+        ir_measures.parse_trec_measure = wrapper

@@ -34,8 +34,12 @@ pub struct RankScratch {
     satisfied_in: Vec<usize>,
     /// `Ties::Expected`: tie group boundaries in `ranked` (see `TieGroups`).
     bounds: Vec<usize>,
-    /// Row order of the ranking (only rebuilt for `Ties::Input`).
+    /// Row order of the ranking (only rebuilt for `Ties::Input`, `Best`, `Worst`).
     order: Vec<usize>,
+    /// `Ties::Best` / `Worst`: one run of equal scores as (label key, row),
+    /// each row's label looked up once before the sort rather than in every
+    /// comparison.
+    tie_keys: Vec<(u64, usize)>,
     ranked: Vec<f64>,
     ideal: Vec<f64>,
     /// Diversity metrics: the query's subtopic judgments (`Subtopics`).
@@ -164,7 +168,8 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
             // input position, or by label (unjudged as 0, a negative label
             // below it, as the dense path orders labels; then trec order,
             // the row index).  `+ 0.0`: a label -0 ties with 0.
-            let key = |i: usize| find(i).and_then(|j| jlabels.get(j).copied()).unwrap_or(0.0) + 0.0;
+            let label =
+                |i: usize| find(i).and_then(|j| jlabels.get(j).copied()).unwrap_or(0.0) + 0.0;
             let mut a = 0;
             while a < scores.len() {
                 let mut b = a + 1;
@@ -172,15 +177,20 @@ pub fn score_rows<F: Fn(usize) -> Option<usize>>(
                     b += 1;
                 }
                 if b - a > 1 {
-                    let run = &mut s.order[a..b];
-                    match opts.ties {
-                        Ties::Best => {
-                            run.sort_unstable_by(|&x, &y| key(y).total_cmp(&key(x)).then(x.cmp(&y)))
+                    if opts.ties == Ties::Input {
+                        s.order[a..b].sort_unstable_by_key(|&i| pos[i]);
+                    } else {
+                        // `rank_key` ascends as the label descends (best);
+                        // its complement ascends with the label (worst).
+                        // The row breaks ties: trec order among equal labels.
+                        let flip = if opts.ties == Ties::Worst { !0 } else { 0 };
+                        s.tie_keys.clear();
+                        s.tie_keys
+                            .extend((a..b).map(|i| (rank_key(label(i)) ^ flip, i)));
+                        s.tie_keys.sort_unstable();
+                        for (slot, &(_, i)) in s.order[a..b].iter_mut().zip(&s.tie_keys) {
+                            *slot = i;
                         }
-                        Ties::Worst => {
-                            run.sort_unstable_by(|&x, &y| key(x).total_cmp(&key(y)).then(x.cmp(&y)))
-                        }
-                        _ => run.sort_unstable_by_key(|&i| pos[i]),
                     }
                 }
                 a = b;
