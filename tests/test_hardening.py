@@ -269,6 +269,22 @@ def test_ctrl_c_stops_a_long_array_call(call):
     assert_interrupted(interrupt_child(setup, call))
 
 
+def test_ctrl_c_stops_evaluate_on_many_metrics():
+    # Fewer rows than a large call's (99,000), on 80,000 metrics: each
+    # metric reads every row of its query, a few seconds a query.
+    setup = """
+        import ranklens
+        docs = {f"d{j}": float(j) for j in range(1000)}
+        run = ranklens.Run({f"q{i}": docs for i in range(99)})
+        qrels = ranklens.Qrels({f"q{i}": {"d1": 1, "d7": 2} for i in range(99)})
+        ms = [f"rbp(p={(j + 1) / 80002})" for j in range(80000)]
+    """
+    after = 'print(ranklens.evaluate(qrels, run, "recall").values.mean())'
+    ended = interrupt_child(setup, "ranklens.evaluate(qrels, run, ms)", after=after)
+    assert_interrupted(ended)
+    assert ended.rest == "1.0", ended
+
+
 # Rows of 10,000 ids (one list object, a row read in ~0.1 ms): a million rows
 # are minutes of reading under the GIL, little memory.  `Rows`: a sized
 # iterable that is no list (the rows iterated, in C: no bytecode runs).
