@@ -7,12 +7,14 @@ generous timeout: a hang fails the test instead of stalling the suite.
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -120,35 +122,52 @@ def test_a_shape_past_the_memory_is_an_error_not_an_abort(call):
 
 # A child runs `call` (which would take minutes) and reports how it ended; the
 # parent sends SIGINT once the call has started.  KeyboardInterrupt must come
-# within INTERRUPT_BOUND seconds: a generous functional bound (the calls check
-# for signals every 50 ms and stop within a block of work), not a speed target.
+# within INTERRUPT_BOUND seconds of the signal, as the child measures it (its
+# `except` clock against the parent's send time, both `time.time()` of one
+# machine): a generous functional bound (the calls look at the signal every
+# 50 ms or every few thousand rows read), not a speed target.  The process
+# must end within INTERRUPT_BOUND more (no thread left running).
 INTERRUPT_BOUND = 5.0
 
 CHILD = """
 import sys, time
+DELAY = 2.0
 {setup}
-print("ready", flush=True)
+print("ready", DELAY, flush=True)
 try:
     {call}
 except KeyboardInterrupt:
-    print("KeyboardInterrupt", flush=True)
+    print("KeyboardInterrupt", time.time(), flush=True)
 else:
-    print("returned", flush=True)
+    print("returned", time.time(), flush=True)
+{after}
 """
 
 
-def interrupt_child(setup: str, call: str, feed=None) -> str:
-    """Run the child, SIGINT it during `call`, return its report ("" if it
-    did not end within INTERRUPT_BOUND of the signal: then it is killed).
+class Ended(NamedTuple):
+    """How an interrupted child ended: its report ("" if it did not end
+    within INTERRUPT_BOUND of the signal), the seconds from the signal to its
+    report (inf without one), and what it printed after the report."""
+
+    report: str
+    latency: float
+    rest: str
+    delay: float
+
+
+def interrupt_child(setup: str, call: str, feed=None, after: str = "") -> Ended:
+    """Run the child, SIGINT it during `call`, return how it ended (`Ended`).
+    The signal comes DELAY seconds after "ready" (2 s, or what `setup` sets).
     ``feed``, if given, writes to the child's stdin until it fails, counting
-    the bytes in ``written``: the signal waits until the child has read 20 MB
-    (so it is inside the call), else 2 s after "ready"."""
+    the bytes in ``written``: the signal then waits until the child has read
+    20 MB (so it is inside the call).  ``after`` runs in the child once the
+    call has ended (a second call, to see that nothing was left broken)."""
     import signal
     import threading
     import time
 
     env = {k: v for k, v in os.environ.items() if k != "RANKLENS_NUM_THREADS"}
-    code = CHILD.format(setup=textwrap.dedent(setup).strip(), call=call)
+    code = CHILD.format(setup=textwrap.dedent(setup).strip(), call=call, after=after)
     child = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
@@ -161,28 +180,40 @@ def interrupt_child(setup: str, call: str, feed=None) -> str:
         written = [0]
         if feed:
             threading.Thread(target=feed, args=(child.stdin, written), daemon=True).start()
-        assert child.stdout.readline().strip() == "ready", child.stderr.read()
+        ready = child.stdout.readline().split()
+        assert ready[:1] == ["ready"], child.stderr.read()
+        delay = float(ready[1])
         if feed:
             deadline = time.monotonic() + 60
             while written[0] < 20 << 20 and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert written[0] >= 20 << 20, "the child does not read its input"
         else:
-            time.sleep(2.0)
+            time.sleep(delay)
+        sent = time.time()
         os.kill(child.pid, signal.SIGINT)
         try:
             # Not communicate(): it would close stdin, and the end of the input
             # would end the call without any interruption.
-            child.wait(timeout=INTERRUPT_BOUND)
+            child.wait(timeout=2 * INTERRUPT_BOUND)
         except subprocess.TimeoutExpired:
-            return ""
+            return Ended("", math.inf, "", delay)
         out, err = child.stdout.read(), child.stderr.read()
         assert "PanicException" not in err, err
-        return out.strip()
+        lines = out.splitlines()
+        if not lines:
+            return Ended("", math.inf, err, delay)
+        report, _, at = lines[0].partition(" ")
+        return Ended(report, float(at) - sent, "\n".join(lines[1:]), delay)
     finally:
         if child.poll() is None:
             child.kill()
             child.communicate()
+
+
+def assert_interrupted(ended: Ended, bound: float = INTERRUPT_BOUND) -> None:
+    assert ended.report == "KeyboardInterrupt", ended
+    assert ended.latency < bound, ended
 
 
 def endless_run(pipe, written: list) -> None:
@@ -207,7 +238,7 @@ def test_ctrl_c_stops_a_long_bootstrap_compare():
         r2 = ranklens.Run({f"q{i}": {"b": 1.0, "a": 0.5 + (i % 2)} for i in range(n)}, name="r2")
     """
     call = 'ranklens.compare(q, [r1, r2], "map", test="bootstrap", n_resamples=200_000)'
-    assert interrupt_child(setup, call) == "KeyboardInterrupt"
+    assert_interrupted(interrupt_child(setup, call))
 
 
 @pytest.mark.parametrize(
@@ -216,6 +247,8 @@ def test_ctrl_c_stops_a_long_bootstrap_compare():
         "ranklens.evaluate_dense(f, f, 'ndcg')",
         "ranklens.evaluate_topk(i, i, 'map')",
         "ranklens.knn_recall(i, i, 100)",
+        "ranklens.evaluate_flat(p, t, x, rbp)",
+        "ranklens.evaluate_dense(g, g, rbp)",
     ],
 )
 def test_ctrl_c_stops_a_long_array_call(call):
@@ -225,14 +258,145 @@ def test_ctrl_c_stops_a_long_array_call(call):
         shape = (2**27, 100)
         f = np.broadcast_to(np.arange(100, dtype=np.float32), shape)
         i = np.broadcast_to(np.arange(100, dtype=np.int64), shape)
+        # Fewer cells on a thousand metrics each: the work is cells x metrics.
+        # evaluate_flat: 10,000 queries of 1,000 cells (real arrays: a view
+        # would be copied); evaluate_dense: 60,000 rows of 1,000.
+        rbp = [f"rbp(p={(j + 1) / 1002})" for j in range(1000)]
+        p = np.tile(np.arange(1000, dtype=np.float32), 10_000)
+        t, x = p > 900, np.repeat(np.arange(10_000), 1000)
+        g = np.broadcast_to(np.arange(1000, dtype=np.float32), (60_000, 1000))
     """
-    assert interrupt_child(setup, call) == "KeyboardInterrupt"
+    assert_interrupted(interrupt_child(setup, call))
+
+
+def test_ctrl_c_stops_evaluate_on_many_metrics():
+    # Fewer rows than a large call's (99,000), on 80,000 metrics: each
+    # metric reads every row of its query, a few seconds a query.
+    setup = """
+        import ranklens
+        docs = {f"d{j}": float(j) for j in range(1000)}
+        run = ranklens.Run({f"q{i}": docs for i in range(99)})
+        qrels = ranklens.Qrels({f"q{i}": {"d1": 1, "d7": 2} for i in range(99)})
+        ms = [f"rbp(p={(j + 1) / 80002})" for j in range(80000)]
+    """
+    after = 'print(ranklens.evaluate(qrels, run, "recall").values.mean())'
+    ended = interrupt_child(setup, "ranklens.evaluate(qrels, run, ms)", after=after)
+    assert_interrupted(ended)
+    assert ended.rest == "1.0", ended
+
+
+# Rows of 10,000 ids (one list object, a row read in ~0.1 ms): a million rows
+# are minutes of reading under the GIL, little memory.  `Rows`: a sized
+# iterable that is no list (the rows iterated, in C: no bytecode runs).
+SCORER_SETUP = """
+    import pandas as pd
+    import ranklens
+    ids = [f"d{i}" for i in range(10_000)]
+    n = 1_000_000
+    ret, rel = [ids] * n, [["x"]] * n
+    sc = ranklens.Scorer(["recall"])
+
+    class Rows:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def __len__(self):
+            return len(self.rows)
+
+        def __iter__(self):
+            return iter(self.rows)
+
+    df = pd.DataFrame({"retrieved_ids": ret, "relevant": rel})
+"""
+
+# After the interruption, a second call gives the right value (nothing left
+# broken: the Scorer's buffers, the pool).
+SCORER_AFTER = 'print(sc.batch([["a", "b"]], [["b"]], threads=None)["recall"][0])'
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "sc.batch(ret, rel)",  # pipelined: read here, scored on a pool thread
+        "sc.batch(ret, rel, threads=1)",  # read whole, then scored
+        "sc.batch(Rows(ret), Rows(rel))",  # iterated
+        "ranklens.score_batch(ret, rel, 'recall')",
+        "ranklens.score_frame(df, relevant_col='relevant', metrics='recall', semantics='trec')",
+    ],
+)
+def test_ctrl_c_stops_a_long_batch(call):
+    ended = interrupt_child(SCORER_SETUP, call, after=SCORER_AFTER)
+    assert_interrupted(ended)
+    assert ended.rest == "1.0", ended
+
+
+# Rows whose scoring is the long part: 1,000 hits each, on a thousand metrics
+# (each reads every hit), ~25 ms a row, ~0.4 ms to read.
+HEAVY_SETUP = """
+    import ranklens
+    ids = [f"d{i}" for i in range(10_000)]
+    rel = ids[::10]
+    heavy = ranklens.Scorer([f"rbp(p={(j + 1) / 1002})" for j in range(1000)])
+    sc = ranklens.Scorer(["recall"])
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "heavy.batch([ids] * 1000, [rel] * 1000, threads=1)",  # read, then scored
+        "heavy.batch([ids] * 5000, [rel] * 5000)",  # pipelined
+    ],
+)
+def test_ctrl_c_stops_a_long_scoring(call):
+    ended = interrupt_child(HEAVY_SETUP, call, after=SCORER_AFTER)
+    assert_interrupted(ended)
+    assert ended.rest == "1.0", ended
+
+
+def test_ctrl_c_stops_a_long_gate():
+    # The gate's evaluations and its randomization test (compare's resampling):
+    # 10^9 resamples of 20,000 queries.
+    setup = """
+        import ranklens
+        n = 20000
+        q = {f"q{i}": {"a": 1} for i in range(n)}
+        r1 = ranklens.Run({f"q{i}": {"a": 1.0, "b": 0.5} for i in range(n)})
+        r2 = ranklens.Run({f"q{i}": {"b": 1.0, "a": 0.5 + (i % 2)} for i in range(n)})
+    """
+    call = "ranklens.gate(q, r1, r2, 0.01, metrics='map', test='randomization', n_resamples=10**9)"
+    after = "print(ranklens.gate(q, r1, r1, 0.01, metrics='map').passed)"
+    ended = interrupt_child(setup, call, after=after)
+    assert_interrupted(ended)
+    assert ended.rest == "True", ended
+
+
+def test_ctrl_c_stops_the_gate_command(tmp_path):
+    # `ranklens gate` on files: exit 130, one line on stderr.
+    n = 20000
+    (tmp_path / "q").write_text("".join(f"q{i} 0 a 1\n" for i in range(n)))
+    (tmp_path / "b").write_text("".join(f"q{i} 0 a 1 1.0 b\nq{i} 0 b 2 0.5 b\n" for i in range(n)))
+    (tmp_path / "c").write_text(
+        "".join(f"q{i} 0 b 1 1.0 c\nq{i} 0 a 2 {0.5 + i % 2} c\n" for i in range(n))
+    )
+    setup = f"""
+        from ranklens.cli import main
+        d = {str(tmp_path)!r}
+    """
+    call = (
+        "code = main(['gate', d + '/q', d + '/b', d + '/c', '-m', 'map', '--max-drop', "
+        "'0.01', '--test', 'randomization', '--n-resamples', '1000000000', '--no-config'])\n"
+        "    print(f'exit{code}', time.time(), flush=True)"
+    )
+    ended = interrupt_child(setup, call)
+    assert ended.report == "exit130", ended
+    assert ended.latency < INTERRUPT_BOUND, ended
 
 
 def test_ctrl_c_stops_reading_stdin():
     setup = "import ranklens"
     call = 'ranklens.Run.from_trec("-")'
-    assert interrupt_child(setup, call, feed=endless_run) == "KeyboardInterrupt"
+    assert_interrupted(interrupt_child(setup, call, feed=endless_run))
 
 
 def test_ctrl_c_stops_streaming_stdin():
@@ -241,7 +405,7 @@ def test_ctrl_c_stops_streaming_stdin():
         QRELS = {str(DATA / "qrels.test")!r}
     """
     call = 'ranklens.evaluate_files(QRELS, "-", "map")'
-    assert interrupt_child(setup, call, feed=endless_run) == "KeyboardInterrupt"
+    assert_interrupted(interrupt_child(setup, call, feed=endless_run))
 
 
 def test_ctrl_c_while_numpy_api_loads_is_keyboard_interrupt():

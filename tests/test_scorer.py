@@ -854,6 +854,22 @@ def test_pipelined_batch_of_any_rows(rows, chunk, options):
     _same_batch(*_both(scorer, retrieved, relevant, chunk))
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_pipelined_batch_of_long_rows_on_many_metrics(chunk):
+    # A chunk ends before its rows once its entries times metrics reach a
+    # bound (its scoring stays short): here after a row or a few, of varied
+    # lengths (0 to 900 hits, graded rows among them).
+    ids = [f"d{i}" for i in range(2000)]
+    retrieved = [ids[: 100 + 37 * r] for r in range(50)]
+    relevant = [
+        {d: 1 + r % 3 for d in ids[: 9 * r : 2]} if r % 5 == 0 else ids[: 18 * r : 2]
+        for r in range(50)
+    ]
+    metrics = [f"rbp(p={(j + 1) / 1002})" for j in range(1000)] + ["ndcg", "map"]
+    scorer = Scorer(metrics)
+    _same_batch(*_both(scorer, retrieved, relevant, chunk))
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 100])
 @pytest.mark.parametrize(
     ("bad", "match"),

@@ -119,15 +119,17 @@ fn output(
     ))
 }
 
-/// Cells from which a call watches for Ctrl-C (`super::interruptible`): a
+/// Cells times metrics (a call's work: each metric reads the cells of its
+/// rows) from which a call watches for Ctrl-C (`super::interruptible`): a
 /// smaller call ends within a fraction of a second, and the watching thread
 /// (the work moved off the caller's thread and its malloc arena) would cost
-/// it a measurable share of its time.
+/// it a measurable share of its time.  Cells alone would leave a call of a
+/// thousand metrics on a few million cells, minutes long, unwatched.
 const INTERRUPTIBLE_CELLS: usize = 1 << 26;
 
 /// `work` without the GIL, stopped on Ctrl-C when it reads at least
-/// [`INTERRUPTIBLE_CELLS`] cells: the core's loops check the flag between
-/// rows or blocks of rows.
+/// [`INTERRUPTIBLE_CELLS`] cells times metrics: the core's loops check the
+/// flag between rows or blocks of rows.
 fn detached<T: Send>(
     py: Python<'_>,
     cells: usize,
@@ -178,7 +180,7 @@ pub(super) fn evaluate_dense<'py>(
     // A call of one task's rows runs here: the pool's hand-over would cost
     // more than its work (`eval::with_threads_or_inline`).
     let cells = rows.saturating_mul(s.shape().1);
-    let out = detached(py, cells, |cancel| {
+    let out = detached(py, cells.saturating_mul(specs.len()), |cancel| {
         eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
             let (level, specs) = (relevance_level, &specs);
             dense::evaluate_dense(&s, &l, &valid, specs, level, ties, empty, cancel)
@@ -222,7 +224,7 @@ pub(super) fn evaluate_topk<'py>(
     };
     let rows = ids_m.rows();
     let cells = rows.saturating_mul(ids_m.cols());
-    let out = detached(py, cells, |cancel| {
+    let out = detached(py, cells.saturating_mul(specs.len()), |cancel| {
         eval::with_threads_or_inline(threads, rows <= dense::TASK_ROWS, || {
             dense::evaluate_topk(&ids_m, &rel, &specs, relevance_level, empty, cancel)
         })
@@ -318,7 +320,8 @@ pub(super) fn evaluate_flat<'py>(
             s.shape().1
         ))));
     }
-    let (out, keys) = detached(py, idx.len(), |cancel| {
+    let work = idx.len().saturating_mul(specs.len());
+    let (out, keys) = detached(py, work, |cancel| {
         let score = |groups: dense::FlatGroups| {
             let (level, specs) = (relevance_level, &specs);
             let out = dense::evaluate_flat(&s, &l, &groups, specs, level, ties, empty, cancel)?;

@@ -84,8 +84,11 @@ pub(super) fn eval_setup(
 }
 
 /// Rows (run + qrels) from which `evaluate` watches for Ctrl-C (see
-/// `interruptible`; below, a call is over in milliseconds).
+/// `interruptible`; below, a call is over in milliseconds), and rows times
+/// metrics from which a call of fewer rows does (a thousand metrics on a few
+/// thousand rows: each metric reads its queries' rows).
 const INTERRUPTIBLE_ROWS: usize = 100_000;
+const INTERRUPTIBLE_WORK: usize = 1 << 23;
 
 pub(super) type EvalArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
@@ -137,7 +140,8 @@ pub(super) fn evaluate<'py>(
             .and_then(|x| x)
     };
     // A small call ends within milliseconds: no watching thread for it.
-    let out = if r.values.len() + q.values.len() < INTERRUPTIBLE_ROWS {
+    let rows = r.values.len() + q.values.len();
+    let out = if rows < INTERRUPTIBLE_ROWS && rows.saturating_mul(nm) < INTERRUPTIBLE_WORK {
         py.detach(|| run_eval(&opts))
     } else {
         interruptible(py, |cancel| {

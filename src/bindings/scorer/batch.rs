@@ -21,6 +21,15 @@
 //!   but for the last chunk.  `_batch(chunk_rows=)` pipelines any batch (for
 //!   tests, against `threads=1`).
 //!
+//! Ctrl-C: the reading runs the signal handlers between two reads of rows
+//! (every [`SIGNAL_ROWS`] rows, or every pipelined chunk), where nothing
+//! borrowed from the lists is held; a pipelined chunk ends early once its
+//! entries times metrics reach [`CHUNK_WORK`], so that scoring one (which no
+//! signal stops) stays short; a batch read whole is scored on a watched
+//! thread (`bindings::interruptible`) from [`WATCHED_WORK`], stopped between
+//! rows.  A `KeyboardInterrupt` leaves the pipe closed and its pool thread
+//! ended, as any error does.
+//!
 //! The thresholds come from the performance notes: a batch below a few
 //! thousand rows is over in about a millisecond, where waking a pool thread
 //! and waiting for its job cost more than they save.
@@ -38,6 +47,7 @@ use super::source::Source;
 use super::RowScorer;
 use crate::bindings::pipeline::{lock, Pipe};
 use crate::bindings::to_py;
+use crate::core::cancel::Cancel;
 use crate::core::error::Error;
 use crate::core::eval;
 use crate::core::metrics::MetricSpec;
@@ -55,6 +65,40 @@ const PARALLEL_ROWS: usize = 4096;
 /// (see the module note).
 const PIPELINE_ROWS: usize = 4096;
 const CHUNK_ROWS: usize = 1024;
+
+/// Rows read between two runs of the signal handlers (Ctrl-C) while a batch
+/// is read whole under the GIL: a few milliseconds of work (rows of 10,000
+/// ids: under 0.1 s), against a check of a flag.
+const SIGNAL_ROWS: usize = 1024;
+
+/// Entries times metrics ([`Matched::entries`], the scoring's work) from
+/// which a batch read whole is scored on a thread of its own while this one
+/// watches for Ctrl-C (`bindings::interruptible`): a smaller scoring is over
+/// within a few tens of milliseconds, less than the watch would be worth.
+const WATCHED_WORK: usize = 1 << 24;
+
+/// Entries times metrics from which a pipelined chunk ends before its
+/// [`CHUNK_ROWS`] rows: a chunk's scoring, which no signal interrupts (by
+/// the pool thread, or by this one when it takes a chunk back), then lasts a
+/// few milliseconds whatever the rows and the metrics.
+const CHUNK_WORK: usize = 1 << 20;
+
+/// Read every row of `source` into `m`, the signal handlers run every
+/// [`SIGNAL_ROWS`] rows: Ctrl-C stops a long read with its
+/// `KeyboardInterrupt`.  Between two reads (`Source::read` reads nothing it
+/// read ahead before a call), so the handlers' Python code cannot change a
+/// list under a borrowed cell.
+fn read_watched<'py>(
+    py: Python<'py>,
+    source: &mut Source<'py>,
+    reader: &mut Reader<'py>,
+    m: &mut Matched,
+) -> PyResult<()> {
+    while source.read(reader, m, SIGNAL_ROWS, usize::MAX)? > 0 {
+        py.check_signals()?;
+    }
+    Ok(())
+}
 
 /// The values of a batch, metric-major (`metrics x rows`: a metric's values
 /// contiguous, in row order), and which rows were empty.
@@ -156,7 +200,7 @@ impl RowScorer {
         {
             return self.pipelined(py, source, reader, n, chunk, m, scratch);
         }
-        source.read(&mut reader, m, usize::MAX)?;
+        read_watched(py, &mut source, &mut reader, m)?;
         drop(reader);
         if m.rows.len() != n {
             return Err(bad(
@@ -174,11 +218,13 @@ impl RowScorer {
         let m = &*m;
         let threads = run.threads;
         let serial = n < PARALLEL_ROWS || threads == Some(1);
-        let out = py.detach(|| {
-            let mut cols = Columns::new(nm, n);
+        let mut cols = Columns::new(nm, n);
+        let mut work = |cancel: &Cancel| {
             if serial {
                 let mut row = vec![0.0; nm];
                 for r in 0..n {
+                    // A load of a flag: nothing beside a row's scoring.
+                    cancel.check()?;
                     score_row(m, r, 0, false, setup, specs, scratch, &mut row)?;
                     cols.set(r, &row);
                 }
@@ -189,6 +235,7 @@ impl RowScorer {
                         .par_chunks_mut(nm.max(1))
                         .enumerate()
                         .try_for_each_init(RowScratch::default, |s, (r, out)| {
+                            cancel.check()?;
                             score_row(m, r, 0, false, setup, specs, s, out)
                         })
                 })??;
@@ -196,9 +243,14 @@ impl RowScorer {
                     cols.set(r, row);
                 }
             }
-            Ok::<_, Error>(cols)
-        });
-        let cols = out.map_err(|e| to_py(py, e))?;
+            Ok::<_, Error>(())
+        };
+        let out = if m.entries().saturating_mul(nm) < WATCHED_WORK {
+            py.detach(|| work(&Cancel::default()))
+        } else {
+            crate::bindings::interruptible(py, work)?
+        };
+        out.map_err(|e| to_py(py, e))?;
         let empty: Vec<bool> = m.rows.iter().map(|s| s.empty).collect();
         Ok((cols.into_py(py, nm)?, empty.into_pyarray(py)))
     }
@@ -270,8 +322,11 @@ impl RowScorer {
                 }
             }
         };
-        // Per metric, its values chunk by chunk.
-        let mut outs: Vec<_> = cols.columns().map(|c| c.chunks_mut(chunk)).collect();
+        // Per metric, its values not handed to a chunk yet.
+        let mut outs: Vec<&mut [f64]> = cols.columns().collect();
+        // A chunk's entries: its scoring a few milliseconds at most, however
+        // many metrics and however long its rows.
+        let entries = (CHUNK_WORK / nm.max(1)).max(1);
         let pipe: Pipe<Job<'_>, Matched> = Pipe::default();
         let reading = pool::in_place_scope(|scope| {
             let (pipe, score) = (&pipe, &score);
@@ -289,28 +344,34 @@ impl RowScorer {
                 let mut spare = Some(Matched::default());
                 loop {
                     cur.clear();
-                    let got = source.read(&mut reader, &mut cur, chunk)?;
+                    let got = source.read(&mut reader, &mut cur, chunk, entries)?;
                     if got == 0 {
                         *first = cur;
                         return Ok(());
                     }
                     largest = largest.max(cur.largest());
                     empty.extend(cur.rows.iter().map(|s| s.empty));
-                    let last = got < chunk || read + got > n;
                     // More rows than announced (lists grown by Python code
                     // run while reading): the batch fails, nothing to score.
-                    if read + got <= n {
-                        let out = outs.iter_mut().map(|c| c.next().unwrap_or_default());
-                        pipe.put(Job {
-                            base: read,
-                            m: cur,
-                            out: out.collect(),
-                        });
-                    }
-                    read += got;
-                    if last {
+                    if read + got > n {
+                        read += got;
                         return Ok(());
                     }
+                    let out = outs.iter_mut().map(|c| {
+                        let (head, tail) = std::mem::take(c).split_at_mut(got);
+                        *c = tail;
+                        head
+                    });
+                    pipe.put(Job {
+                        base: read,
+                        m: cur,
+                        out: out.collect(),
+                    });
+                    read += got;
+                    // Ctrl-C: the handlers run here, between two reads (the
+                    // pool thread holds numbers only; `Source::read` reads
+                    // nothing it read ahead before them).
+                    py.check_signals()?;
                     cur = match spare.take().or_else(|| pipe.spare()) {
                         Some(b) => b,
                         None => match pipe.take() {

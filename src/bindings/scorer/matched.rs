@@ -67,6 +67,13 @@ impl Matched {
         self.rows.clear();
     }
 
+    /// The rows and the entries they hold (ground-truth entries, kept ranks,
+    /// hits): the measure of their scoring's work, per metric.
+    #[inline]
+    pub(super) fn entries(&self) -> usize {
+        self.rows.len() + self.groups.len() + self.ranked.len() + self.hits.len()
+    }
+
     /// The largest label read (-inf for none).
     pub(super) fn largest(&self) -> f64 {
         let largest = largest_label(&self.labels);

@@ -126,13 +126,15 @@ impl<'py> Source<'py> {
         })
     }
 
-    /// Read up to `rows` more rows into `m`: how many were read (fewer only
-    /// at the end of the input).
+    /// Read up to `rows` more rows into `m`, and no row once `m` holds
+    /// `entries` entries or more ([`Matched::entries`]): how many were read
+    /// (none only at the end of the input).
     pub(super) fn read(
         &mut self,
         reader: &mut Reader<'py>,
         m: &mut Matched,
         rows: usize,
+        entries: usize,
     ) -> PyResult<usize> {
         let py = reader.py;
         let mut got = 0;
@@ -151,7 +153,7 @@ impl<'py> Source<'py> {
                 ahead.next = None;
                 *len = (*len).min(ret.len()).min(rel.len());
                 let (ret, rel) = (&*ret, &*rel);
-                while got < rows && *next < *len {
+                while got < rows && *next < *len && m.entries() < entries {
                     let r = *next;
                     // This row's cells (ground truth, retrieved), and the
                     // items of those that are exact lists, when read ahead.
@@ -212,7 +214,7 @@ impl<'py> Source<'py> {
                 }
             }
             Source::Iters { ret, rel, next } => {
-                while got < rows {
+                while got < rows && m.entries() < entries {
                     let Some(ret_cell) = ret.next() else { break };
                     let Some(rel_cell) = rel.next() else { break };
                     reader.row(m, &rel_cell?, &ret_cell?, Some(*next), false)?;
