@@ -9,6 +9,8 @@ child that has not answered within ``--timeout`` seconds counts as a miss::
 
     python benches/bench_interrupt.py --trials 5
     python benches/bench_interrupt.py --only batch
+    python benches/bench_interrupt.py --dicts       # the dict doors, 10 million entries
+    python benches/bench_interrupt.py --unwatched   # the doors that do not look
 
 The inputs are those of ``tests/test_hardening.py``'s Ctrl-C section: zero-
 stride array views, rows sharing one list object, so that minutes of work fit
@@ -118,13 +120,47 @@ ev = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg"})
 """
 
 UNWATCHED = {
+    "compat.autorag.retrieval_metrics": "autorag.retrieval_metrics(gt, ret)",
+}
+
+# The dict doors: their inputs grow with the entries (no shared rows), so a
+# call of minutes does not fit in memory.  Each child times a whole call on 10
+# million entries (T, best of 3), then has a shell it started send it SIGINT
+# at 0.7 T into another call, and prints T and the seconds from that moment
+# to its KeyboardInterrupt.
+DICTS = {
     "Run(dict)": "ranklens.Run(run)",
     "Qrels(dict)": "ranklens.Qrels(qrels)",
     "evaluate(dict, dict)": "ranklens.evaluate(qrels, run, ['map', 'ndcg'])",
     "pytrec_eval RelevanceEvaluator()": "pytrec_eval.RelevanceEvaluator(qrels, {'map', 'ndcg'})",
     "pytrec_eval .evaluate(run)": "ev.evaluate(run)",
-    "compat.autorag.retrieval_metrics": "autorag.retrieval_metrics(gt, ret)",
 }
+
+DICT_CHILD = """
+import os, subprocess, time
+def call():
+    {call}
+full = min((lambda t: (call(), time.monotonic() - t)[1])(time.monotonic()) for _ in range(3))
+at = 0.7 * full
+killer = subprocess.Popen(["sh", "-c", f"sleep {{at + 0.02}}; kill -INT {{os.getpid()}}"])
+time.sleep(0.02)
+t = time.monotonic()
+try:
+    call()
+    print(f"{name:40} {{full * 1e3:10.0f}} {{'-':>10}}", flush=True)
+except KeyboardInterrupt:
+    late = time.monotonic() - t - at
+    print(f"{name:40} {{full * 1e3:10.0f}} {{late * 1e3:10.1f}}", flush=True)
+killer.wait()
+"""
+
+
+def dicts() -> None:
+    """Each dict door on 10 million entries: its time, and its Ctrl-C latency."""
+    print(f"{'door (10 million entries)':40} {'best ms':>10} {'late ms':>10}")
+    for name, call in DICTS.items():
+        code = UNWATCHED_SETUP + DICT_CHILD.format(call=call, name=name)
+        subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def unwatched() -> None:
@@ -179,9 +215,13 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=10.0)
     p.add_argument("--only", default="", help="doors whose name contains this")
     p.add_argument("--unwatched", action="store_true", help="time the unwatched doors instead")
+    p.add_argument("--dicts", action="store_true", help="the dict doors on 10 million entries")
     a = p.parse_args()
     if a.unwatched:
         unwatched()
+        return
+    if a.dicts:
+        dicts()
         return
     print(f"{'door':40} {'median ms':>10} {'worst ms':>10} {'missed':>7}")
     for name, (setup, call) in DOORS.items():

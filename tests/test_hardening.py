@@ -393,6 +393,117 @@ def test_ctrl_c_stops_the_gate_command(tmp_path):
     assert ended.latency < INTERRUPT_BOUND, ended
 
 
+# Encoding an in-memory dict holds the GIL; the walk runs the pending signal
+# handlers itself every few tens of thousands of rows.  The child times a
+# whole call (T, the best of three), then has the kernel raise SIGALRM (delivered whatever holds
+# the GIL; its handler raises KeyboardInterrupt) a tenth of T into a second
+# call: the interrupt must come before half of T, where a walk that never
+# looks answers only at its end.  A ratio of the call's own time, not a speed
+# target; a third call shows nothing was left broken.
+ENCODE_CHILD = """
+import signal, time, ranklens
+from ranklens.compat import pytrec_eval
+run = {{f"q{{i}}": {{f"d{{j}}": float(j) for j in range(10000)}} for i in range(300)}}
+qrels = {{q: {{d: int(v) % 3 for d, v in docs.items()}} for q, docs in run.items()}}
+def call():
+    {call}
+full = []
+for _ in range(3):
+    t = time.monotonic(); call(); full.append(time.monotonic() - t)
+full = min(full)
+def alarm(*_):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGALRM, alarm)
+signal.setitimer(signal.ITIMER_REAL, full / 10)
+t = time.monotonic()
+try:
+    call()
+    print("returned", full, time.monotonic() - t, flush=True)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", full, time.monotonic() - t, flush=True)
+signal.setitimer(signal.ITIMER_REAL, 0)
+call()
+print("again", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "ranklens.Run(run)",
+        "ranklens.Qrels(qrels)",
+        "pytrec_eval.RelevanceEvaluator(qrels, {'map'})",
+        "ranklens.evaluate(qrels, run, 'map')",
+    ],
+)
+def test_ctrl_c_stops_encoding_a_large_dict(call):
+    out = subprocess.run(
+        [sys.executable, "-c", ENCODE_CHILD.format(call=call)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    report, full, elapsed = out.stdout.split()[:3]
+    assert report == "KeyboardInterrupt", out.stdout
+    assert float(elapsed) < float(full) / 2, out.stdout
+    assert out.stdout.split()[-1] == "again", out.stdout
+
+
+# The dict path of `evaluate` and of the pytrec_eval drop-in reads the run by
+# borrowed pointers and may run no Python code, so it asks for SIGINT itself
+# (Python's own handler only) between chunks.  The child times a whole call
+# (T, the best of three), then has `kill -INT` sent to itself seven tenths of T
+# into a second call (in the run's walk), by a process started just before it
+# (the signal must be SIGINT, and no thread of the child can send it while the
+# call holds the GIL); the interrupt must come within a fifth of T, where a
+# walk that never looks answers at the call's end.
+DICT_PATH_CHILD = """
+FRACTION = {fraction}
+import os, subprocess, time, ranklens
+from ranklens.compat import pytrec_eval
+run = {{f"q{{i}}": {{f"d{{j}}": float(j) for j in range(10000)}} for i in range(300)}}
+qrels = {{q: {{d: int(v) % 3 for d, v in docs.items()}} for q, docs in run.items()}}
+{setup}
+def call():
+    {call}
+full = []
+for _ in range(3):
+    t = time.monotonic(); call(); full.append(time.monotonic() - t)
+full = min(full)
+at = FRACTION * full
+killer = subprocess.Popen(["sh", "-c", f"sleep {{at + 0.02}}; kill -INT {{os.getpid()}}"])
+time.sleep(0.02)  # the shell started, its sleep running
+t = time.monotonic()
+try:
+    call()
+    print("returned", full, at, time.monotonic() - t, flush=True)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", full, at, time.monotonic() - t, flush=True)
+killer.wait()
+call()
+print("again", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("setup", "call"),
+    [
+        ("", "ranklens.evaluate(qrels, run, 'map')"),
+        ("ev = pytrec_eval.RelevanceEvaluator(qrels, {'map'})", "ev.evaluate(run)"),
+    ],
+)
+def test_ctrl_c_stops_the_dict_path(setup, call):
+    code = DICT_PATH_CHILD.format(setup=setup, call=call, fraction=0.7)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report, full, at, elapsed = out.stdout.split()[:4]
+    assert report == "KeyboardInterrupt", out.stdout
+    # answered within a fifth of the call of the signal, not at the call's end
+    assert float(elapsed) - 0.05 < float(at) + float(full) / 5, out.stdout
+    assert out.stdout.split()[-1] == "again", out.stdout
+
+
 def test_ctrl_c_stops_reading_stdin():
     setup = "import ranklens"
     call = 'ranklens.Run.from_trec("-")'

@@ -13,8 +13,18 @@
 //! the run the qrels lack whose entries are not of that kind, returns `None`
 //! before any Python code runs, and the caller takes the general path.
 //! Run-only queries are read too, so that their errors are the general
-//! path's.  Ctrl-C is not seen during the walk (it holds the GIL and runs no
-//! Python code).
+//! path's.
+//!
+//! Ctrl-C: the walk holds the GIL and must run no Python code (a signal
+//! handler could free the keys whose bytes a chunk borrows), so it does not
+//! run the handlers; before each full chunk is handed on, it asks whether
+//! SIGINT came (`PyOS_InterruptOccurred`, a flag read and cleared, no
+//! Python code), and if so stops reading, waits for the chunks in hand and
+//! raises `KeyboardInterrupt`, as Python's own SIGINT handler would.  Only
+//! when that handler is Python's own (`signal.default_int_handler`): a
+//! program's handler is left to run when the call ends, as it was set to.
+//! A small run (one chunk) is not watched: the look for the handler would
+//! cost a RAG pipeline's call more than its work.
 //!
 //! Scoring: a small run (at most `SERIAL_ROWS` entries: one query at a time,
 //! a RAG pipeline's call) is scored in this thread, in order.  With two
@@ -49,8 +59,21 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::cell::Cell;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
+
+/// Whether SIGINT's handler is Python's own (`signal.default_int_handler`),
+/// which raises `KeyboardInterrupt` and nothing else; `false` if it cannot
+/// be told.
+fn default_sigint(py: Python<'_>) -> bool {
+    let is_default = || -> PyResult<bool> {
+        let signal = py.import("signal")?;
+        let handler = signal.call_method1("getsignal", (signal.getattr("SIGINT")?,))?;
+        Ok(handler.is(&signal.getattr("default_int_handler")?))
+    };
+    is_default().unwrap_or(false)
+}
 
 /// One run entry as the dict path reads it: an exact `str` key with a UTF-8
 /// form (its bytes, borrowed) and an exact `float` or `int` value, finite as
@@ -180,6 +203,24 @@ pub(super) fn walk<'py>(
         opts: &opts,
         parallel: threads != Some(1) && !small,
     };
+    // Ctrl-C, looked at before each full chunk goes on (see the module note).
+    let watch = !small && default_sigint(py);
+    let interrupted = Cell::new(false);
+    let ctrl_c = || {
+        // SAFETY: the GIL is held; the call reads and clears a flag and runs
+        // no Python code.
+        let hit = watch && unsafe { ffi::PyOS_InterruptOccurred() } != 0;
+        if hit {
+            interrupted.set(true);
+        }
+        hit
+    };
+    let stopped = || -> PyResult<()> {
+        match interrupted.get() {
+            true => Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
+            false => Ok(()),
+        }
+    };
     let mut values: Vec<f64> = Vec::new();
     // Score a chunk on the pool, the GIL released, into `values`; `false`
     // for a kernel's error.
@@ -235,7 +276,7 @@ pub(super) fn walk<'py>(
         // A full chunk handed over (`chunk` becomes an empty one); `false`
         // once a kernel has failed.
         let mut put = |chunk: &mut Chunk| {
-            if lock(shared).failed {
+            if ctrl_c() || lock(shared).failed {
                 return false;
             }
             let spare = pipe.spare().unwrap_or_default();
@@ -262,6 +303,7 @@ pub(super) fn walk<'py>(
         let Ok(got) = got else {
             return Ok(None);
         };
+        stopped()?;
         let Some(mut got) = got? else {
             return Ok(None);
         };
@@ -275,7 +317,9 @@ pub(super) fn walk<'py>(
         }
         got
     } else {
-        let Some(mut got) = read(&mut |chunk| score_here(chunk, &mut values))? else {
+        let got = read(&mut |chunk| !ctrl_c() && score_here(chunk, &mut values));
+        stopped()?;
+        let Some(mut got) = got? else {
             return Ok(None);
         };
         if !score_here(&mut got.chunk, &mut values) {

@@ -10,6 +10,15 @@
 //! With `pytrec_types`, exactly pytrec_eval's accepted types and its
 //! `TypeError`s, in the order it checks them, with no second pass in Python.
 //!
+//! Ctrl-C: the walk holds the GIL, so it runs the pending signal handlers
+//! itself every [`SIGNAL_ROWS`] rows, counted across queries, each time
+//! after a row is copied and with no borrowed entry held; a dict walk then
+//! re-reads its table, as after any Python code.  The dict loops count down
+//! in a local, written back at the end of the query.  Rejected: a look per
+//! row (a call on the hottest loop); a look per query (a query of millions
+//! of documents would never look); comparing the row count against a mark
+//! (more instructions an entry than the countdown, measured).
+//!
 //! Why the pytrec_eval qrels are checked in the same walk that encodes them
 //! (the checks over a whole query only at its first entry that is not
 //! `str` -> `int`): a walk of its own for the checks cost a tenth of the
@@ -27,6 +36,10 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+/// Rows between two runs of the pending signal handlers: a fraction of a
+/// millisecond of work, and a share of a row's cost too small to measure.
+const SIGNAL_ROWS: u32 = 1 << 16;
+
 /// The state of one `encode_mapping` call.
 struct MappingEncoder<'py> {
     py: Python<'py>,
@@ -39,9 +52,29 @@ struct MappingEncoder<'py> {
     /// possible: an `int` and its decimal string, a `str` subclass with its own
     /// `__hash__`, a non-dict mapping repeating a key, a list).
     unique: bool,
+    /// Rows left before the pending signal handlers run.
+    signals_in: u32,
 }
 
 impl<'py> MappingEncoder<'py> {
+    /// Runs the pending signal handlers (Ctrl-C's `KeyboardInterrupt` is
+    /// their error) and starts the count again.  Handlers are Python code: a
+    /// dict walk re-reads its table after this ([`DictWalk::ran_python`]).
+    #[cold]
+    #[inline(never)]
+    fn run_signal_handlers(&mut self) -> PyResult<()> {
+        self.signals_in = SIGNAL_ROWS;
+        self.py.check_signals()
+    }
+
+    /// Counts a row added outside the dict loops; runs the handlers when due.
+    fn count_row(&mut self) -> PyResult<()> {
+        self.signals_in -= 1;
+        if self.signals_in == 0 {
+            self.run_signal_handlers()?;
+        }
+        Ok(())
+    }
     fn err(&self, e: Error) -> PyErr {
         to_py(self.py, e)
     }
@@ -98,6 +131,8 @@ impl<'py> MappingEncoder<'py> {
                 self.b
                     .row(q, doc, (n - i) as f64)
                     .map_err(|e| to_py(self.py, e))?;
+                // The ids are owned references: nothing borrowed is held.
+                self.count_row()?;
             }
             return Ok(());
         }
@@ -153,6 +188,7 @@ impl<'py> MappingEncoder<'py> {
             let mut walk = DictWalk::new(d);
             let mut scratch = Vec::new();
             let mut checked = false;
+            let mut left = self.signals_in;
             while let Some((k, v)) = walk.next(|| format!("the documents of query {qid:?}"))? {
                 // SAFETY: the GIL is held, `k` and `v` are the live entry just
                 // returned (type pointer checks), and the bytes are copied by
@@ -160,9 +196,16 @@ impl<'py> MappingEncoder<'py> {
                 if !checked && unsafe { ffi::PyLong_CheckExact(v) } != 0 {
                     if let Some((doc, value)) = unsafe { plain_entry(k, v, &mut scratch) } {
                         self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
+                        left -= 1;
+                        if left == 0 {
+                            self.run_signal_handlers()?;
+                            left = self.signals_in;
+                            walk.ran_python();
+                        }
                         continue;
                     }
                 }
+                self.signals_in = left;
                 if !checked {
                     check_pytrec_judgments(d)?;
                     checked = true;
@@ -176,8 +219,10 @@ impl<'py> MappingEncoder<'py> {
                     )
                 };
                 self.entry(q, &qid, &dobj, &vobj)?;
+                left = self.signals_in;
                 walk.ran_python();
             }
+            self.signals_in = left;
             Ok(())
         })
     }
@@ -195,13 +240,21 @@ impl<'py> MappingEncoder<'py> {
     fn docs_locked(&mut self, q: u32, qid: &str, d: &Bound<'py, PyDict>) -> PyResult<()> {
         let mut walk = DictWalk::new(d);
         let mut scratch = Vec::new();
+        let mut left = self.signals_in;
         while let Some((k, v)) = walk.next(|| format!("the documents of query {qid:?}"))? {
             // SAFETY: the GIL is held, `k` and `v` are the live entry just
             // returned, and the bytes are copied by `row` at once.
             if let Some((doc, value)) = unsafe { plain_entry(k, v, &mut scratch) } {
                 self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
+                left -= 1;
+                if left == 0 {
+                    self.run_signal_handlers()?;
+                    left = self.signals_in;
+                    walk.ran_python();
+                }
                 continue;
             }
+            self.signals_in = left;
             // SAFETY: as above; owned references from here on, as the general
             // path may run Python code (`__float__`, `__str__`).
             let (dobj, vobj) = unsafe {
@@ -211,8 +264,10 @@ impl<'py> MappingEncoder<'py> {
                 )
             };
             self.entry(q, qid, &dobj, &vobj)?;
+            left = self.signals_in;
             walk.ran_python();
         }
+        self.signals_in = left;
         Ok(())
     }
 
@@ -260,7 +315,9 @@ impl<'py> MappingEncoder<'py> {
                 )),
             ));
         };
-        self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))
+        self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
+        // `doc` is copied: nothing borrowed is held.
+        self.count_row()
     }
 }
 
@@ -296,6 +353,7 @@ pub(crate) fn encode_mapping<'py>(
         b: Builder::new(kind, round_f32),
         dbuf: String::new(),
         unique: true,
+        signals_in: SIGNAL_ROWS,
     };
     if let Ok(d) = data.cast::<PyDict>() {
         // Room for every row at once (no regrowth: no copy, a lower peak).
