@@ -11,7 +11,7 @@
 //! compared with the same row's; the keys' bytes are enough).
 
 use super::ids::{self, At, Place, Role};
-use super::{is_id, num_rows, row_items, to_py};
+use super::{is_id, num_rows, ranking_items, row_items, to_py};
 use crate::core::autorag::tokens::is_py_space;
 use crate::core::error::Error;
 use crate::core::eval;
@@ -125,7 +125,7 @@ pub(super) fn autorag_retrieval<'py>(
             }
         }
         row_groups.push(group_ids.len() - 1);
-        match row_items(&pred, r, "a retrieved_ids row")? {
+        match ranking_items(&pred, r, "a retrieved_ids row")? {
             None => ok = false,
             Some(items) => {
                 ok &= !items.is_empty();
