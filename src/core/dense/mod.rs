@@ -162,8 +162,9 @@ fn filled<T: Clone>(rows: usize, per_row: usize, fill: T) -> Result<Vec<T>> {
 /// ranked labels, the ideal and the prefix sums as f64), rounded up.
 const SCRATCH_BYTES_PER_CELL: usize = 64;
 
-/// The room for one row of `cols` cells on every thread, asked for once
-/// before any row is read: each thread's scratch grows to a row, so a row
+/// The room for one row of `cols` cells on every thread that takes rows,
+/// asked for once before any row is read: each thread's scratch grows to a
+/// row, so a row
 /// longer than the memory (a zero-stride numpy view of any width) is the
 /// error naming the shape here, never an allocation that fails (an abort)
 /// or that the kernel grants and then cannot back (the process killed)
@@ -171,7 +172,10 @@ const SCRATCH_BYTES_PER_CELL: usize = 64;
 /// (no page is written).  Where the kernel grants any size (Linux's
 /// `vm.overcommit_memory = 1`) only the first case is caught.
 fn row_room(rows: usize, cols: usize) -> Result<()> {
-    let threads = rayon::current_num_threads().max(1);
+    // The threads that take rows: tasks hold `TASK_ROWS` rows at least.
+    let threads = rayon::current_num_threads()
+        .min(rows.div_ceil(TASK_ROWS))
+        .max(1);
     let too_big = || {
         Error::InvalidInput(format!(
             "{rows} rows x {cols} cells: a row's working memory on {threads} threads \
