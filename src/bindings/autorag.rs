@@ -6,6 +6,9 @@
 //! `ids`'s rule but for equality: a key keeps the id's type (`1` and `"1"`
 //! differ), as AutoRAG compares ids in Python.  A row AutoRAG answers with
 //! None for (missing, empty, blank) is marked invalid, not an error.
+//! A retrieved row is a ranking: one whose iteration order is none (a set, a
+//! dict view) is refused naming its type (`ranking_items`, the rule every
+//! door shares); a ground-truth row or group has no order and may be a set.
 //!
 //! Rejected: one table of every id across rows (a row's ids are only
 //! compared with the same row's; the keys' bytes are enough).

@@ -37,7 +37,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString};
 
 // The id rule lives in `ids`; these names are the ones the other files use.
 use ids::{is_id, str_utf8};
@@ -184,14 +184,18 @@ fn row_items<'py>(
 /// The items of a row that is a ranking (its order is the ranks): as
 /// [`row_items`], and a row whose iteration order is no ranking (a set, a
 /// frozenset, a dict view, an iterator over one) refused naming its type, by
-/// the rule every door applies ([`check_ordered`]).  A list or a tuple, the
-/// common rows, takes no call.
+/// the rule every door applies ([`check_ordered`]).  A sequence (a list, a
+/// tuple, a numpy array: what Python indexes by position) is ordered and takes
+/// no call; the rule is asked only about the other iterables, the rare rows.
 fn ranking_items<'py>(
     obj: &Bound<'py, PyAny>,
     row: usize,
     what: &str,
 ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
-    if obj.cast::<PyList>().is_err() && obj.cast::<PyTuple>().is_err() && !obj.is_none() {
+    // SAFETY: the GIL is held and `obj` is a live object; the slot check
+    // runs no Python code.
+    let sequence = unsafe { pyo3::ffi::PySequence_Check(obj.as_ptr()) } != 0;
+    if !sequence && !obj.is_none() {
         check_ordered(obj, &format!("row {row}: {what}"))?;
     }
     row_items(obj, row, what)
