@@ -172,10 +172,14 @@ const SCRATCH_BYTES_PER_CELL: usize = 64;
 /// (no page is written).  Where the kernel grants any size (Linux's
 /// `vm.overcommit_memory = 1`) only the first case is caught.
 fn row_room(rows: usize, cols: usize) -> Result<()> {
-    // The threads that take rows: tasks hold `TASK_ROWS` rows at least.
-    let threads = rayon::current_num_threads()
-        .min(rows.div_ceil(TASK_ROWS))
-        .max(1);
+    // The threads that take rows: tasks hold `TASK_ROWS` rows at least, and
+    // a call of one task runs on the calling thread (the pool is not asked
+    // for its size, which would start it).
+    let threads = if rows <= TASK_ROWS {
+        1
+    } else {
+        rayon::current_num_threads().min(rows.div_ceil(TASK_ROWS))
+    };
     let too_big = || {
         Error::InvalidInput(format!(
             "{rows} rows x {cols} cells: a row's working memory on {threads} threads \
