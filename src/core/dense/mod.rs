@@ -181,8 +181,9 @@ fn row_room(rows: usize, cols: usize) -> Result<()> {
         rayon::current_num_threads().min(rows.div_ceil(TASK_ROWS))
     };
     let too_big = || {
+        let plural = if threads == 1 { "" } else { "s" };
         Error::InvalidInput(format!(
-            "{rows} rows x {cols} cells: a row's working memory on {threads} threads \
+            "{rows} rows x {cols} cells: a row's working memory on {threads} thread{plural} \
              does not fit in memory"
         ))
     };
