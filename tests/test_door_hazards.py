@@ -47,6 +47,17 @@ BIG_RUN = {"q1": {"b": 2.0, "a": 1.0}}
 BIG_LABELS = np.array([[1.0, 1024.0]])
 BIG_SCORES = np.array([[2.0, 1.0]])
 OVERFLOW = "past the largest float"
+# Linear gains (gain = label): nDCG@2 whose ideal DCG (1.7e308 + 1.7e308 / log2 3)
+# passes the largest float while the retrieved DCG (label 1 first) does not.
+LIN_LABELS = np.array([[1.0, 1.7e308, 1.7e308]])
+LIN_SCORES = np.array([[3.0, 2.0, 1.0]])
+# A zero-stride view whose cells would not fit in memory: a row of 2**60 float32
+# cells (its working memory per thread overflows the address space), and 2**60
+# rows (their values overflow it).  Both counts overflow before any allocation,
+# so the cells run in process; a shape that fits the address space but not the
+# memory is test_hardening's (a child process).
+WIDE = (1, 2**60)
+TALL = (2**60, 1)
 UNORDERED = "has no order"
 
 HAZARDS = [
@@ -66,14 +77,16 @@ HAZARDS = [
     "malformed_config",
     "huge_k",
     "none_metric",
+    "huge_shape",
 ]
 
 
 @dataclass(frozen=True)
 class Raises:
-    """The call raises ``exc`` (or a subclass) with a message matching ``match``."""
+    """The call raises ``exc`` (or a subclass; or one of a tuple) with a message
+    matching ``match``."""
 
-    exc: type[BaseException]
+    exc: type[BaseException] | tuple[type[BaseException], ...]
     match: str
 
 
@@ -132,15 +145,15 @@ def _none_metric(call: Callable[[Any], Any]) -> Cell:
     return (lambda c: call(None), Raises(UnknownMetricError, "metric.*NoneType"))
 
 
-def _rust(want: Raises, what: str) -> Missing:
-    return Missing(want, f"Rust core: {what}")
-
-
-AUTORAG_ROWS = (
-    "AutoRAG's batch row reader (src/bindings/autorag.rs) takes a set row in hash order; "
-    "a Python pre-scan costs one pointer chase per row (+75% on a batch of short rows)"
+_HUGE = Raises(
+    (MemoryError, RanklensInputError),
+    r"\d+ rows x \d+ .*not fit in memory|has shape \(\d+.*not fit in memory"
+    r"|Unable to allocate .* with shape \(\d+",
 )
-PACK_IDS = "pack_ids (rows format) writes 1 and '1' as one id without looking at the type"
+
+
+def _zero_stride(dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    return np.broadcast_to(np.ones(1, dtype), shape)
 
 
 def _files(c: Ctx, qrels: bytes = QRELS_TXT, run: bytes = RUN_TXT) -> tuple[str, str]:
@@ -328,7 +341,7 @@ def _from_records(cls: type) -> dict[str, Cell]:
         ),
         "int_and_str_id": (
             lambda c: cls.from_records([(1, "d1", 1), ("1", "d2", 1)]),
-            _rust(_raises_input(r'query "1" is given twice'), PACK_IDS),
+            _raises_input(r'column "query_id", row 1: query "1" is given twice \(the second '),
         ),
     }
 
@@ -350,7 +363,7 @@ def _from_pandas(cls: type) -> dict[str, Cell]:
         ),
         "int_and_str_id": (
             lambda c: cls.from_pandas(frame([1, "1"], [1, 1])),
-            _rust(_raises_input(r'query "1" is given twice'), PACK_IDS),
+            _raises_input(r'column "query_id", row 1: query "1" is given twice \(the second '),
         ),
         "duplicate_columns": (
             lambda c: cls.from_pandas(
@@ -475,6 +488,10 @@ def _dense() -> dict[str, Cell]:
         ),
         "huge_k": _huge_metric(lambda m: ed(s, lab, m)),
         "none_metric": _none_metric(lambda m: ed(s, lab, m)),
+        "huge_shape": (
+            lambda c: ed(_zero_stride(np.float32, WIDE), _zero_stride(np.int8, WIDE), "P@1"),
+            _HUGE,
+        ),
     }
 
 
@@ -504,6 +521,15 @@ def _flat() -> dict[str, Cell]:
         ),
         "huge_k": _huge_metric(lambda m: ef(p, t, i, m)),
         "none_metric": _none_metric(lambda m: ef(p, t, i, m)),
+        "huge_shape": (
+            lambda c: ef(
+                _zero_stride(np.float32, WIDE[1:]),
+                _zero_stride(np.int8, WIDE[1:]),
+                _zero_stride(np.int8, WIDE[1:]),
+                "P@1",
+            ),
+            _HUGE,
+        ),
     }
 
 
@@ -531,6 +557,38 @@ def _topk() -> dict[str, Cell]:
         ),
         "huge_k": _huge_metric(lambda m: et(ids, rel, m)),
         "none_metric": _none_metric(lambda m: et(ids, rel, m)),
+        "huge_shape": (
+            lambda c: et(_zero_stride(np.int32, TALL), _zero_stride(np.float32, TALL), "P@1"),
+            _HUGE,
+        ),
+    }
+
+
+def _arrays_linear_overflow() -> dict[str, Callable[[], dict[str, Cell]]]:
+    # Linear gains on every array door, through the sparse path (ties="first",
+    # few positive labels) and the tie-averaging one (sklearn's default).
+    def door(call: Callable[[], Any], match: str = OVERFLOW) -> Callable[[], dict[str, Cell]]:
+        return lambda: {"past_float_gain": (lambda c: call(), _raises_input(match))}
+
+    s, lab = LIN_SCORES, LIN_LABELS
+    wide_lab = np.pad(lab, ((0, 0), (5, 0)))  # five label-0 cells, tied at score 0
+    wide_s = np.pad(s, ((0, 0), (5, 0)))
+    return {
+        "evaluate_dense[linear gains]": door(
+            lambda: ranklens.evaluate_dense(s, lab, "ndcg@2"),
+            f"row 0, metric ndcg@2: the value is {OVERFLOW}",
+        ),
+        "evaluate_dense[linear gains, ties]": door(
+            lambda: ranklens.evaluate_dense(wide_s, wide_lab, "ndcg@2", ties="expected")
+        ),
+        "evaluate_flat[linear gains]": door(
+            lambda: ranklens.evaluate_flat(s[0], lab[0], np.zeros(3, np.int64), "ndcg@2"),
+            f"group 0, metric ndcg@2: the value is {OVERFLOW}",
+        ),
+        "evaluate_topk[linear gains]": door(
+            lambda: ranklens.evaluate_topk(np.array([[0, 1, 2]]), lab, "ndcg@2"),
+            f"row 0, metric ndcg@2: the value is {OVERFLOW}",
+        ),
     }
 
 
@@ -681,6 +739,17 @@ def _sklearn() -> dict[str, Cell]:
             lambda c: sk.ndcg_score([[1, 0]], [[0.5, 0.2]], k=10**20),
             Raises(UnknownMetricError, "ndcg@100000000000000000000"),
         ),
+        # sklearn's gains are the labels; ties (the label-0 cells) are averaged
+        "past_float_gain": (
+            lambda c: sk.ndcg_score(
+                np.pad(LIN_LABELS, ((0, 0), (5, 0))), np.pad(LIN_SCORES, ((0, 0), (5, 0))), k=2
+            ),
+            _raises_input(OVERFLOW),
+        ),
+        "huge_shape": (
+            lambda c: sk.ndcg_score(_zero_stride(np.float32, WIDE), _zero_stride(np.float32, WIDE)),
+            _HUGE,
+        ),
     }
 
 
@@ -704,6 +773,10 @@ def _torchmetrics() -> dict[str, Cell]:
         "huge_k": (
             lambda c: tm.retrieval_normalized_dcg(p, t, top_k=10**20),
             _raises_input("`top_k` must be at most"),
+        ),
+        "past_float_gain": (
+            lambda c: tm.retrieval_normalized_dcg(LIN_SCORES[0], LIN_LABELS[0], top_k=2),
+            _raises_input(f"metric ndcg@2: the value is {OVERFLOW}"),
         ),
     }
 
@@ -746,7 +819,7 @@ def _autorag() -> dict[str, Cell]:
     return {
         "unordered": (
             lambda c: rm([[["a"]]], [{"a", "b"}], ["mrr"]),
-            _rust(_raises_input(f"row 0.*{UNORDERED}"), AUTORAG_ROWS),
+            _raises_input(f"row 0: a retrieved_ids row is a set, which {UNORDERED}"),
         ),
         # AutoRAG's own definitions count a duplicate (documented in compat.autorag)
         "duplicate_ids": (
@@ -954,6 +1027,7 @@ DOORS: dict[str, Callable[[], dict[str, Cell]]] = {
     "evaluate_flat": _flat,
     "evaluate_topk": _topk,
     "evaluate_topk[relevant]": _topk_relevant,
+    **_arrays_linear_overflow(),
     "knn_recall": _knn,
     "score": _score,
     "score_batch": _score_batch,
@@ -1155,3 +1229,32 @@ def test_g_with_an_ideal_gain_sum_past_the_largest_float(backend: str) -> None:
     q, r = {"q1": {"a": 1.7e308, "b": 1.7e308, "c": 1}}, {"q1": {"c": 2.0}}
     with pytest.raises(RanklensInputError, match=f'query "q1", metric g: .*{OVERFLOW}'):
         ranklens.evaluate(q, r, "g", backend=backend)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Qrels.from_records([(np.int64(7), "a", 1), ("7", "b", 1)]),
+        lambda: Run.from_records([("7", "a", 1.0), ("x", "b", 1.0), (7, "c", 1.0)]),
+        lambda: Qrels.from_pandas(
+            pytest.importorskip("pandas").DataFrame(
+                {
+                    "query_id": pytest.importorskip("pandas").Categorical([7, "7"]),
+                    "doc_id": ["a", "b"],
+                    "relevance": [1, 1],
+                }
+            )
+        ),
+    ],
+    ids=["numpy-int", "str-first", "categorical"],
+)
+def test_one_query_in_two_spellings_across_rows_is_refused(make: Callable[[], Any]) -> None:
+    with pytest.raises(RanklensInputError, match=r'row \d: query "7" is given twice'):
+        make()
+
+
+def test_one_spelling_per_query_and_doc_ids_across_queries_are_kept() -> None:
+    # Integer query ids in every row are one query; a document spelled 1 in one
+    # query and "1" in another is one id in two queries, as in a mapping.
+    q = Qrels.from_records([(7, 1, 1), (7, "2", 1), ("8", "1", 1), (np.int64(7), 3, 0)])
+    assert q.to_dict() == {"7": {"1": 1.0, "2": 1.0, "3": 0.0}, "8": {"1": 1.0}}

@@ -290,7 +290,12 @@ def test_grouped_ground_truth():
         ({"budgets": {}}, "nothing to gate"),
         ({"budgets": 0.1}, "nothing to gate"),
         ({"budgets": {"P@10": -0.1}}, ">= 0"),
-        ({"budgets": {"P@10": 0.1, "P_10": 0.2}}, "two budgets"),
+        # one metric under two spellings: both keys named (the rule the command
+        # line shares: budgets_by_metric)
+        (
+            {"budgets": {"P@10": 0.1, "P_10": 0.2}},
+            r"two budgets for precision@10: budgets\['P@10'\] and budgets\['P_10'\]",
+        ),
         ({"budgets": {"P@10": 0.1}, "metrics": ["map"]}, "no budget"),
         ({"budgets": {"P@10": 0.1}, "mode": "loose"}, "unknown mode"),
         ({"budgets": {"P@10": 0.1}, "test": "wilcoxon"}, "unknown test"),

@@ -6,12 +6,15 @@
 //! `ids`'s rule but for equality: a key keeps the id's type (`1` and `"1"`
 //! differ), as AutoRAG compares ids in Python.  A row AutoRAG answers with
 //! None for (missing, empty, blank) is marked invalid, not an error.
+//! A retrieved row is a ranking: one whose iteration order is none (a set, a
+//! dict view) is refused naming its type (`ranking_items`, the rule every
+//! door shares); a ground-truth row or group has no order and may be a set.
 //!
 //! Rejected: one table of every id across rows (a row's ids are only
 //! compared with the same row's; the keys' bytes are enough).
 
 use super::ids::{self, At, Place, Role};
-use super::{is_id, num_rows, row_items, to_py};
+use super::{is_id, num_rows, ranking_items, row_items, to_py};
 use crate::core::autorag::tokens::is_py_space;
 use crate::core::error::Error;
 use crate::core::eval;
@@ -125,7 +128,7 @@ pub(super) fn autorag_retrieval<'py>(
             }
         }
         row_groups.push(group_ids.len() - 1);
-        match row_items(&pred, r, "a retrieved_ids row")? {
+        match ranking_items(&pred, r, "a retrieved_ids row")? {
             None => ok = false,
             Some(items) => {
                 ok &= !items.is_empty();

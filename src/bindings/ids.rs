@@ -11,8 +11,9 @@
 //!   are `float` (`1.0` is not the id `"1"`), `bytes` and every other type.
 //!   `None`, a float NaN and pandas' `NA` are refused as a null id.
 //! * An id is its text: `1` and `"1"` are the same id.  Where a mapping gives
-//!   both as keys, that key is given twice (an error naming it); across the
-//!   two sides they match.  The AutoRAG drop-in is the one door that keeps
+//!   both as keys, or a column of query ids (`Qrels.from_records`,
+//!   `from_pandas`: `encode::pack_ids`) holds both, that query is given twice
+//!   (an error naming it, [`twice_text`]); across the two sides they match.  The AutoRAG drop-in is the one door that keeps
 //!   Python's equality (`1 != "1"`, `np.int64(1) == 1`), as AutoRAG compares
 //!   ids in Python: it reads [`Id::int`] into its keys.
 //! * The text is UTF-8.  A `str` with a lone surrogate (`os.fsdecode` of bytes
@@ -275,6 +276,21 @@ unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
         ffi::Py_DECREF(bytes);
         true
     }
+}
+
+/// The message for a query id met twice, the second time as `obj` (`1` and
+/// `"1"`: one id once written as a string; or a mapping that repeats a key):
+/// the words of every door, mappings and rows alike.
+pub(super) fn twice_text(qid: &str, obj: &Bound<'_, PyAny>) -> String {
+    let repr = obj
+        .repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "query {qid:?} is given twice (the second time as {} {repr}): query ids must \
+         differ once written as strings",
+        type_name(obj)
+    )
 }
 
 /// The error for an object that is no id (see [`is_id`]): a null one (`None`,

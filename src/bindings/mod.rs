@@ -36,6 +36,7 @@ use crate::core::error::Error;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString};
 
 // The id rule lives in `ids`; these names are the ones the other files use.
@@ -178,6 +179,43 @@ fn row_items<'py>(
         Ok(it) => Ok(Some(it.collect::<PyResult<_>>()?)),
         Err(_) => Err(bad()),
     }
+}
+
+/// The items of a row that is a ranking (its order is the ranks): as
+/// [`row_items`], and a row whose iteration order is no ranking (a set, a
+/// frozenset, a dict view, an iterator over one) refused naming its type, by
+/// the rule every door applies ([`check_ordered`]).  A sequence (a list, a
+/// tuple, a numpy array: what Python indexes by position) is ordered and takes
+/// no call; the rule is asked only about the other iterables, the rare rows.
+fn ranking_items<'py>(
+    obj: &Bound<'py, PyAny>,
+    row: usize,
+    what: &str,
+) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+    // SAFETY: the GIL is held and `obj` is a live object; the slot check
+    // runs no Python code.
+    let sequence = unsafe { pyo3::ffi::PySequence_Check(obj.as_ptr()) } != 0;
+    if !sequence && !obj.is_none() {
+        check_ordered(obj, &format!("row {row}: {what}"))?;
+    }
+    row_items(obj, row, what)
+}
+
+/// The package's one rule for orderings (`ranklens._checks.check_ordered`).
+static CHECK_ORDERED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Refuse `obj` as a ranking when its iteration order is no ranking (a set,
+/// a frozenset, a dict view, an iterator over one), with the message every
+/// door gives (`row 3: retrieved is a set, which has no order: ...`); `what`
+/// names it.  Called only for the uncommon cells (neither a list nor a
+/// tuple nor a dict), so the common ones take no Python call.
+///
+/// Rejected: the rule written again in Rust: one list of unordered types,
+/// kept in Python, serves every door.
+pub(crate) fn check_ordered(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let check = CHECK_ORDERED.import(obj.py(), "ranklens._checks", "check_ordered")?;
+    check.call1((obj, what))?;
+    Ok(())
 }
 
 /// The number of rows of a column (an error naming the column otherwise).

@@ -99,12 +99,24 @@ def matrix(x: Any, name: str, *, labels: bool, bf16: bool = False) -> tuple[np.n
     elif dt not in _NATIVE:
         if dt.kind not in "biuf":
             raise RanklensInputError(f"{name} must hold numbers, got dtype {dt}")
-        a = a.astype(np.float64)
+        a = copy_as(a, np.float64, name)
     if labels and half:
         a, half = _half_to_f64(a, half), ""
     if any(s < 0 for s in a.strides) or any(s % a.itemsize for s in a.strides):
         a = np.ascontiguousarray(a)
     return a, half
+
+
+def copy_as(a: np.ndarray, dtype: Any, name: str) -> np.ndarray:
+    """``a`` copied as ``dtype``.  A copy whose size numpy cannot address (a
+    zero-stride view may claim any shape) is an input error naming the shape,
+    never numpy's bare ``ValueError``; one the memory cannot hold stays numpy's
+    ``MemoryError``, which names the shape."""
+    if a.size * np.dtype(dtype).itemsize > np.iinfo(np.intp).max:
+        raise RanklensInputError(
+            f"{name} has shape {a.shape}: its copy as {np.dtype(dtype)} does not fit in memory"
+        )
+    return a.astype(dtype)
 
 
 def _half_to_f64(bits: np.ndarray, half: str) -> np.ndarray:
@@ -145,7 +157,7 @@ def as_int64(a: np.ndarray, name: str) -> np.ndarray:
         return a
     if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
         raise RanklensInputError(f"{name}: values above 2**63 - 1 are not supported")
-    return a.astype(np.int64)
+    return copy_as(a, np.int64, name)
 
 
 def float_matrix(x: Any, name: str) -> np.ndarray:
@@ -153,7 +165,7 @@ def float_matrix(x: Any, name: str) -> np.ndarray:
     if a.ndim != 2 or a.dtype.kind not in "iuf":
         raise RanklensInputError(f"{name} must be a 2-D array of numbers, got {a.dtype} {a.shape}")
     if a.dtype != np.float64:
-        a = a.astype(np.float64)
+        a = copy_as(a, np.float64, name)
     if any(s < 0 or s % 8 for s in a.strides):
         a = np.ascontiguousarray(a)
     return a

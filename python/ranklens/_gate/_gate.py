@@ -160,11 +160,8 @@ def check_budgets(
     per: dict[Metric, float] = {}
     default: float | None = None
     if isinstance(budgets, Mapping):
-        for key, value in budgets.items():
-            m = parse_metric(key)
-            if m in per:
-                raise RanklensInputError(f"two budgets for {m.name}")
-            per[m] = _budget(value, m.name)
+        given = budgets_by_metric((k, v, f"budgets[{k!r}]") for k, v in budgets.items())
+        per = {m: _budget(value, m.name) for m, (value, _) in given.items()}
     elif budgets is not None:
         default = _budget(budgets, "every metric")
     ms: list[Metric] = []
@@ -182,6 +179,27 @@ def check_budgets(
             raise RanklensInputError(f"no budget (max drop) for {m.name}")
         out.append(b)
     return ms, out
+
+
+def budgets_by_metric(
+    entries: Iterable[tuple[str, Any, str]],
+) -> dict[Metric, tuple[Any, str]]:
+    """The budget of each metric, and where it was given, from ``(metric name,
+    budget, place)`` entries in order; ``place`` names where the entry came from
+    (``budgets['map']``, ``--max-drop map=0.01``, a configuration key).
+
+    The one rule of every door that takes budgets (:func:`gate`, ``ranklens
+    gate``'s flags and configuration): a metric has at most one budget whatever
+    its spelling (``map`` and ``AP`` are one metric); a second is a
+    :class:`~ranklens.errors.RanklensInputError` naming both places, never the
+    last one silently.  Budgets are returned as given (the caller checks them)."""
+    per: dict[Metric, tuple[Any, str]] = {}
+    for name, value, place in entries:
+        m = parse_metric(name)
+        if m in per:
+            raise RanklensInputError(f"two budgets for {m.name}: {per[m][1]} and {place}")
+        per[m] = (value, place)
+    return per
 
 
 def _budget(value: Any, what: str) -> float:

@@ -13,7 +13,10 @@ from ranklens._io._common import PathLike
 from ranklens.errors import RanklensInputError
 
 
-def _pandas_ids(series: Any, column: str) -> list[Any]:
+def _pandas_ids(series: Any, column: str, query: bool = False) -> list[Any]:
+    """An id column as chunks for ``encode_columns``.  ``query``: a column of
+    query ids, where ``1`` and ``"1"`` in two rows are one query given twice
+    (``pack_ids``)."""
     import pandas as pd
 
     dtype = series.dtype
@@ -25,7 +28,13 @@ def _pandas_ids(series: Any, column: str) -> list[Any]:
         raise RanklensInputError(
             f"column {_common.q(column)}: ids must be strings or integers, got {dtype}"
         )
-    if isinstance(dtype, pd.CategoricalDtype):
+    mixed = isinstance(dtype, pd.CategoricalDtype) and dtype.categories.inferred_type in (
+        "mixed",
+        "mixed-integer",
+    )
+    if isinstance(dtype, pd.CategoricalDtype) and not (query and mixed):
+        # (categories of ints and strs, as query ids: packed row by row below,
+        # so that the rows that give one query twice are named)
         cats = dtype.categories
         cat_bytes, cat_offsets = _ranklens.pack_ids(cats.tolist(), column)
         codes = series.cat.codes.to_numpy()
@@ -44,7 +53,7 @@ def _pandas_ids(series: Any, column: str) -> list[Any]:
             or pa.types.is_dictionary(arr.type)
         ):
             return _arrow.pieces(arr)
-    return [("str", *_ranklens.pack_ids(series.tolist(), column))]
+    return [("str", *_ranklens.pack_ids(series.tolist(), column, query=query))]
 
 
 def _pandas_values(series: Any, column: str, what: str) -> np.ndarray:
@@ -79,7 +88,7 @@ def from_pandas(
                 f"the frame has {col.shape[1]} columns named {_common.q(n)}: one column per name"
             )
     columns = [
-        _pandas_ids(q, names[0]),
+        _pandas_ids(q, names[0], query=True),
         _pandas_ids(d, names[1]),
         [_pandas_values(v, names[2], _common.WHAT[kind])],
     ]

@@ -78,7 +78,7 @@ def from_jsonl(
             vs.append(v)
             lines.append(lineno)
     columns = [
-        [("str", *_ranklens.pack_ids(qs, qn))],
+        [("str", *_ranklens.pack_ids(qs, qn, query=True))],
         [("str", *_ranklens.pack_ids(ds, dn))],
         [np.asarray(vs, dtype=np.float64)],
     ]

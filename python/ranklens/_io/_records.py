@@ -38,7 +38,7 @@ def from_records(
     what = _common.WHAT[kind]
     values = _common.numbers(vs, vn, what)
     columns = [
-        [("str", *_ranklens.pack_ids(qs, qn))],
+        [("str", *_ranklens.pack_ids(qs, qn, query=True))],
         [("str", *_ranklens.pack_ids(ds, dn))],
         [values],
     ]

@@ -33,7 +33,13 @@ from typing import Any
 from ranklens._checks import check_threads, for_command_line, level_text
 from ranklens._gate import CORRECTIONS, MODES, load_config
 from ranklens._gate._config import ConfigError
-from ranklens._gate._gate import check_budgets, check_cutoffs, check_settings, gate
+from ranklens._gate._gate import (
+    budgets_by_metric,
+    check_budgets,
+    check_cutoffs,
+    check_settings,
+    gate,
+)
 from ranklens.cli._options import add_metric_option
 from ranklens.errors import RanklensInputError, RanklensWarning
 
@@ -149,15 +155,15 @@ def _budgets(
     ``AP`` are one metric), and there is at most one budget for every metric; the
     command line's budgets replace the configuration's."""
     cfg_budgets = config.get("budgets")
-    per_cfg: dict[str, tuple[Any, str]] = {}
+    per_cfg: dict[str, Any] = {}
     default: Any = None
     if isinstance(cfg_budgets, dict):
-        for key, value in cfg_budgets.items():
-            _add_budget(per_cfg, _canonical(key), value, f"[tool.ranklens.gate.max_drop] {key}")
+        given = ((k, v, f"[tool.ranklens.gate.max_drop] {k}") for k, v in cfg_budgets.items())
+        per_cfg = _by_name(given)
     elif cfg_budgets is not None:
         default = cfg_budgets
-    per_cli: dict[str, tuple[Any, str]] = {}
     cli_default: Any = None
+    flags: list[tuple[str, float, str]] = []
     for text in args.max_drops or []:
         metric, drop = _parse_drop(text)
         if metric is None:
@@ -167,7 +173,8 @@ def _budgets(
                 )
             cli_default = drop
         else:
-            _add_budget(per_cli, _canonical(metric), drop, f"--max-drop {text}")
+            flags.append((metric, drop, f"--max-drop {text}"))
+    per_cli = _by_name(flags)
     if cli_default is not None:
         default = cli_default
     cli_metrics = [_canonical(m) for m in args.metrics or []]
@@ -183,19 +190,19 @@ def _budgets(
         )
     budgets = {}
     for m in ordered:
-        b = per_cli[m][0] if m in per_cli else per_cfg[m][0] if m in per_cfg else default
+        b = per_cli[m] if m in per_cli else per_cfg[m] if m in per_cfg else default
         if b is None:
             raise _UsageError(f"no budget for {m}: give --max-drop {m}=DROP (or --max-drop DROP)")
         budgets[m] = b
     return ordered, budgets
 
 
-def _add_budget(per: dict[str, tuple[Any, str]], metric: str, value: Any, given: str) -> None:
-    """``per[metric] = (value, given)``; a usage error naming both places when
-    ``metric`` (in any spelling) already has a budget there."""
-    if metric in per:
-        raise _UsageError(f"two budgets for {metric}: {per[metric][1]} and {given}")
-    per[metric] = (value, given)
+def _by_name(entries: Any) -> dict[str, Any]:
+    """The budget of each metric by canonical name, from ``(metric, budget,
+    place)`` entries of one source (:func:`~ranklens._gate._gate.budgets_by_metric`:
+    two for one metric, in any spelling, is an error naming both places, a usage
+    error here)."""
+    return {m.name: value for m, (value, _) in budgets_by_metric(entries).items()}
 
 
 def _one_line(e: BaseException) -> str:

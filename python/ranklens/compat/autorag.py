@@ -22,7 +22,10 @@ input the same way.  Beyond AutoRAG, a ``dict`` per input works too.
 the group).  ``retrieved_ids``: per row the ranked list of ids.  Ids are ``str``,
 ``int`` or numpy integers; ``1`` and ``"1"`` differ, as in Python (``np.int64(1)``
 and ``1`` are one id).  Lists, tuples and numpy arrays are
-accepted as rows and groups.
+accepted as rows and groups.  A retrieved row must have an order: a ``set``, a
+``frozenset`` or a dict view (their order changes with ``PYTHONHASHSEED``) raises
+:class:`~ranklens.errors.RanklensInputError` naming the row and its type, as
+:func:`ranklens.score` does; a group, which has no order, may be a set.
 
 Definitions (AutoRAG's, quirks included; G groups, P retrieved, F ground-truth ids):
 

@@ -15,10 +15,12 @@ use super::super::ids::{self, At, Place, Role};
 use super::super::{non_contiguous, to_arrays, to_py, EncodedArrays};
 use crate::core::columns;
 use crate::core::encode::Kind;
+use crate::core::error::Error;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
+use std::collections::HashMap;
 
 /// An id column chunk as the Python side passes it (see `core::columns::Ids`):
 /// `("str", bytes, offsets)`, `("dict", bytes, offsets, indices)`,
@@ -149,20 +151,38 @@ pub(super) type PackedIds<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<
 /// Pack a sequence of ids into Arrow's string layout: (UTF-8 bytes, int64
 /// offsets), each id's text as `ids` reads it.  A null (`None`, NaN, pandas'
 /// NA), a refused type or a lone surrogate is an error naming `column` and
-/// the row.
+/// the row.  `query`: the column holds query ids, where `1` and `"1"` (one
+/// id once written as a string) in two rows are that query given twice, as
+/// in a mapping (`ids::twice_text`); document ids need no such check (the
+/// same text twice in one query is a duplicate row, refused downstream).
+///
+/// The check costs a bit per row while the column holds one kind of id (all
+/// `str` or all integers); only a column that holds both is looked at again,
+/// text by text ([`spelled_twice`]).
 #[pyfunction]
+#[pyo3(signature = (ids, column, query = false))]
 pub(crate) fn pack_ids<'py>(
     py: Python<'py>,
     ids: &Bound<'py, PyAny>,
     column: &str,
+    query: bool,
 ) -> PyResult<PackedIds<'py>> {
     let mut bytes: Vec<u8> = Vec::new();
     let mut offsets: Vec<i64> = Vec::with_capacity(ids.len().unwrap_or(0) + 1);
     offsets.push(0);
     let mut buf = String::new();
+    // Bit 0: a `str` id was read; bit 1: an integer id; `int`: each row's
+    // kind, kept for a query column only.
+    let mut kinds = 0u8;
+    let mut int: Vec<bool> = Vec::new();
     let mut push = |row: usize, obj: &Bound<'py, PyAny>| -> PyResult<()> {
         let place = Place::new(Role::Any, At::Cell { column, row });
-        bytes.extend_from_slice(ids::id_bytes(obj, &mut buf, place)?);
+        let id = ids::read(obj, &mut buf, place)?;
+        kinds |= 1 << u8::from(id.int);
+        if query {
+            int.push(id.int);
+        }
+        bytes.extend_from_slice(id.bytes);
         offsets.push(bytes.len() as i64);
         Ok(())
     };
@@ -175,5 +195,37 @@ pub(crate) fn pack_ids<'py>(
             push(row, &obj?)?;
         }
     }
+    if query && kinds == 3 {
+        if let Some((row, text)) = spelled_twice(&bytes, &offsets, &int) {
+            // The object as given where the column is a list; else its kind.
+            let obj = match ids.cast::<PyList>() {
+                Ok(list) => list.get_item(row)?,
+                Err(_) if int[row] => match text.parse::<i128>() {
+                    Ok(v) => v.into_pyobject(py)?.into_any(),
+                    Err(_) => PyString::new(py, &text).into_any(),
+                },
+                Err(_) => PyString::new(py, &text).into_any(),
+            };
+            let msg = format!(
+                "column {column:?}, row {row}: {}",
+                ids::twice_text(&text, &obj)
+            );
+            return Err(to_py(py, Error::InvalidInput(msg)));
+        }
+    }
     Ok((bytes.into_pyarray(py), offsets.into_pyarray(py)))
+}
+
+/// The first row whose id has the text of an earlier row's id of the other
+/// kind (`str` against integer), and that text; `None` when every text comes
+/// in one kind.
+fn spelled_twice(bytes: &[u8], offsets: &[i64], int: &[bool]) -> Option<(usize, String)> {
+    let mut first: HashMap<&[u8], bool> = HashMap::new();
+    for (row, (w, &kind)) in offsets.windows(2).zip(int).enumerate() {
+        let text = bytes.get(w[0] as usize..w[1] as usize)?;
+        if *first.entry(text).or_insert(kind) != kind {
+            return Some((row, String::from_utf8_lossy(text).into_owned()));
+        }
+    }
+    None
 }

@@ -108,12 +108,7 @@ impl<'py> MappingEncoder<'py> {
         if (q as usize) < before {
             // `1` and `"1"`, a `str` subclass with its own `__hash__`, or a
             // mapping that repeats a key: two queries would merge into one.
-            return Err(self.err(Error::InvalidInput(format!(
-                "query {qid:?} is given twice (the second time as {} {}): query ids must \
-                 differ once written as strings",
-                qobj.get_type().name()?,
-                qobj.repr()?
-            ))));
+            return Err(self.err(Error::InvalidInput(ids::twice_text(&qid, qobj))));
         }
         if inner.cast::<PyList>().is_ok() || inner.cast::<PyTuple>().is_ok() {
             if self.kind == Kind::Qrels {
@@ -176,12 +171,7 @@ impl<'py> MappingEncoder<'py> {
             .query(qid.as_bytes())
             .map_err(|e| after_checks(self.err(e)))?;
         if (q as usize) < before {
-            let e = Error::InvalidInput(format!(
-                "query {qid:?} is given twice (the second time as {} {}): query ids must \
-                 differ once written as strings",
-                qobj.get_type().name()?,
-                qobj.repr()?
-            ));
+            let e = Error::InvalidInput(ids::twice_text(&qid, qobj));
             return Err(after_checks(self.err(e)));
         }
         pyo3::sync::critical_section::with_critical_section(d.as_any(), || {

@@ -8,7 +8,7 @@
 //! through the same `Builder` as every other input (duplicates, ranking).
 
 use super::super::ids::{self, At, Place, Role};
-use super::super::{is_id, num_rows, row_items, to_arrays, to_py, EncodedArrays};
+use super::super::{is_id, num_rows, ranking_items, row_items, to_arrays, to_py, EncodedArrays};
 use crate::core::encode::{Builder, Kind};
 use crate::core::error::Error;
 use pyo3::exceptions::PyTypeError;
@@ -140,7 +140,13 @@ pub(crate) fn encode_rows<'py>(
             }
             continue;
         }
-        let Some(items) = row_items(&row, r, "a row")? else {
+        // A run's row is a ranking (its order gives the scores); a qrels
+        // row is a list of groups, whose order is only their numbering.
+        let items = match kind {
+            Kind::Run => ranking_items(&row, r, "a row")?,
+            Kind::Qrels => row_items(&row, r, "a row")?,
+        };
+        let Some(items) = items else {
             continue;
         };
         let len = items.len();

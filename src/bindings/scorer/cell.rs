@@ -12,7 +12,6 @@ use crate::bindings::{row_items, to_py};
 use crate::core::error::Error;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
 /// Where a message points: nothing for a single sample, the row in a batch.
@@ -129,24 +128,18 @@ pub(super) fn ground_items<'py>(
     }
 }
 
-/// The package's one rule for orderings (`ranklens._checks.check_ordered`).
-static CHECK_ORDERED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 /// A retrieved cell that is neither a list nor a dict (nor missing): refused
-/// when its iteration order is no ranking (a set, a frozenset, a dict view, an
-/// iterator over one), by the rule every door applies, with its message
-/// (`row 3: retrieved is a set, ...`).  Called only for these uncommon cells:
-/// a list or a dict, the common ones, take no call.
+/// when its iteration order is no ranking, by the rule and message every door
+/// shares (`bindings::check_ordered`: `row 3: retrieved is a set, ...`).
+/// Called only for these uncommon cells: a list or a dict, the common ones,
+/// take no call.
 ///
 /// Rejected: the check in Python before each native call: a call of its own
 /// on every sample, where the native reader sees the cell's type anyway.
 pub(super) fn check_ordered(obj: &Bound<'_, PyAny>, row: Option<usize>) -> PyResult<()> {
-    let py = obj.py();
-    let check = CHECK_ORDERED.import(py, "ranklens._checks", "check_ordered")?;
     let what = match row {
         Some(r) => format!("row {r}: retrieved"),
         None => "retrieved".to_owned(),
     };
-    check.call1((obj, what))?;
-    Ok(())
+    crate::bindings::check_ordered(obj, &what)
 }

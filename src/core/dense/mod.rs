@@ -26,7 +26,8 @@
 //! * the sparse path (`sparse.rs`) takes a row when `ties="first"`, no mask,
 //!   every level above 0 and every metric one of ndcg, dcg, map, mrr,
 //!   recall, P, hits, hit_rate, r_precision, num_ret, num_rel, and the row
-//!   has no NaN score, finite labels and at most `COUNT_PER_LOG2 * log2(n)`
+//!   has no NaN score, labels below 2^1000 in magnitude (`sparse::LABEL_BOUND`)
+//!   and at most `COUNT_PER_LOG2 * log2(n)`
 //!   positive labels: only the cells with a positive label are kept, as
 //!   `(rank, label)` pairs, and the metrics read those pairs.  It runs by
 //!   blocks of rows, with AVX-512 or AVX2 loops where the CPU has them;
@@ -154,6 +155,45 @@ fn filled<T: Clone>(rows: usize, per_row: usize, fill: T) -> Result<Vec<T>> {
         .try_reserve_exact(n)
         .map_err(|_| too_big())?;
     Ok(vec![fill; n])
+}
+
+/// Bytes of per-thread scratch one cell of a row may take (`Scratch`: the
+/// row's scores, labels and mask as f64, its order and columns as u32, the
+/// ranked labels, the ideal and the prefix sums as f64), rounded up.
+const SCRATCH_BYTES_PER_CELL: usize = 64;
+
+/// The room for one row of `cols` cells on every thread that takes rows,
+/// asked for once before any row is read: each thread's scratch grows to a
+/// row, so a row
+/// longer than the memory (a zero-stride numpy view of any width) is the
+/// error naming the shape here, never an allocation that fails (an abort)
+/// or that the kernel grants and then cannot back (the process killed)
+/// mid-call.  The room is asked for as one block and given back untouched
+/// (no page is written).  Where the kernel grants any size (Linux's
+/// `vm.overcommit_memory = 1`) only the first case is caught.
+fn row_room(rows: usize, cols: usize) -> Result<()> {
+    // The threads that take rows: tasks hold `TASK_ROWS` rows at least, and
+    // a call of one task runs on the calling thread (the pool is not asked
+    // for its size, which would start it).
+    let threads = if rows <= TASK_ROWS {
+        1
+    } else {
+        rayon::current_num_threads().min(rows.div_ceil(TASK_ROWS))
+    };
+    let too_big = || {
+        let plural = if threads == 1 { "" } else { "s" };
+        Error::InvalidInput(format!(
+            "{rows} rows x {cols} cells: a row's working memory on {threads} thread{plural} \
+             does not fit in memory"
+        ))
+    };
+    let bytes = cols
+        .checked_mul(SCRATCH_BYTES_PER_CELL)
+        .and_then(|b| b.checked_mul(threads))
+        .ok_or_else(too_big)?;
+    Vec::<u8>::new()
+        .try_reserve_exact(bytes)
+        .map_err(|_| too_big())
 }
 
 /// Rows ahead of the one read whose first cells are asked for, where rows

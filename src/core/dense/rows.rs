@@ -7,7 +7,7 @@ use super::general::{check_row, f32_row, keep_valid, matrix_cell, score_row};
 use super::matrix::check_valid;
 use super::run::{finite, run_sparse, setup};
 use super::ties::rank_row;
-use super::{sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch, Valid};
+use super::{row_room, sparse, DenseEvaluation, DenseTies, Empty, Numbers, Scratch, Valid};
 use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::metrics::{err, MetricSpec};
@@ -54,6 +54,7 @@ pub(super) fn dense_path(
         )));
     }
     check_valid(valid, rows, cols)?;
+    row_room(rows, cols)?;
     let metrics = setup(metrics, level, ties, || max_label(labels, valid, rows))?;
     let fast = if general {
         None

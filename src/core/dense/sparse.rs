@@ -9,7 +9,8 @@
 //! level and every metric's level above 0, and every metric one of ndcg, dcg
 //! (label gains), map/ap, mrr, recall, P, hits (num_rel_ret), hit_rate,
 //! r_precision, num_ret, num_rel.  A row
-//! takes it when its scores have no NaN, its labels are finite and it has at
+//! takes it when its scores have no NaN, its labels lie below [`LABEL_BOUND`]
+//! in magnitude (finite, and no sum of them past the largest float) and it has at
 //! most `COUNT_PER_LOG2 * log2(n)` positive labels; any other row (and every
 //! error) goes through the general path, which gives the same values.
 //!
@@ -213,6 +214,25 @@ pub(super) fn plan(
         })
 }
 
+/// The labels the fast path takes lie below this bound in magnitude (2^1000);
+/// a row with a label at or past it (or one not finite) goes to the general
+/// path.  Why: no sum of a fast-path row's positive labels (at most
+/// `COUNT_PER_LOG2 * 64` of them, each below 2^1000) reaches the largest
+/// float, so the fast path's DCG and ideal DCG are finite and exact, and its
+/// skip of the ideal for a row without a positive cell in its top
+/// (`Plan::needs_ideal`) can never hide an ideal past the largest float; the
+/// general path keeps such an infinity for the finiteness check
+/// (`run::finite`), the error `evaluate` gives.  Float32 and narrower labels
+/// cannot reach it.  Rejected: testing the ideal for an infinity in
+/// [`value`]: the ideal is not built for most rows.
+pub(super) const LABEL_BOUND: f64 = 1.0715086071862673e301;
+
+/// [`LABEL_BOUND`]'s test: `x` is below it in magnitude (false for NaN).
+#[inline(always)]
+fn bounded(x: f64) -> bool {
+    x.abs() < LABEL_BOUND
+}
+
 /// The columns of the cells of a contiguous `row` with a positive label into
 /// `cols`; `false` when a label is not finite.  Why by bit masks: a chunk of
 /// 64 labels is tested into a `u64` (branch-free and vectorised: a compare and
@@ -298,7 +318,7 @@ fn label_cells<T: Copy>(
 fn label_row(labels: &Numbers<'_>, i: usize, n: usize, s: &mut Scratch) -> bool {
     let (c, l) = (&mut s.cols, &mut s.labels);
     match labels {
-        Numbers::F64(m) => label_cells(m, i, n, |x| x > 0.0, f64::is_finite, |x| x + 0.0, c, l),
+        Numbers::F64(m) => label_cells(m, i, n, |x| x > 0.0, bounded, |x| x + 0.0, c, l),
         Numbers::F32(m) => {
             let f = |x: f32| x as f64 + 0.0;
             label_cells(m, i, n, |x| x > 0.0, f32::is_finite, f, c, l)

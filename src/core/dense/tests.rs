@@ -1599,3 +1599,40 @@ fn a_count_past_the_memory_is_an_error() {
     assert!(super::filled(1 << 40, 1 << 20, false).is_err());
     assert_eq!(super::filled(2, 3, 1.0).ok(), Some(vec![1.0; 6]));
 }
+
+#[test]
+fn a_row_past_the_memory_is_an_error_before_any_allocation() {
+    // 2^60 cells of working memory a thread: the byte count overflows.
+    let e = row_room(1, 1 << 60).unwrap_err().to_string();
+    assert!(e.contains("1 rows x 1152921504606846976 cells"), "{e}");
+    assert!(e.contains("does not fit in memory"), "{e}");
+    assert!(row_room(1000, 100).is_ok());
+    assert!(row_room(0, 0).is_ok());
+}
+
+#[test]
+fn the_fast_path_leaves_labels_past_its_bound_to_the_general_path() {
+    // nDCG@2 over an ideal DCG past the largest float (1.7e308 + 1.7e308 /
+    // log2 3) is the general path's error, with a positive cell in the top
+    // and without one (where the fast path would not build the ideal).
+    let m = [spec("ndcg", Some(2))];
+    let scores = [4.0, 3.0, 2.0, 1.0];
+    for labels in [[1.0, 1.7e308, 1.7e308, 0.0], [0.0, 0.0, 1.7e308, 1.7e308]] {
+        let (s, l) = (f64s(&scores, 1, 4), f64s(&labels, 1, 4));
+        for general in [false, true] {
+            let r = dense_path(
+                &s,
+                &l,
+                &Valid::All,
+                &m,
+                1.0,
+                DenseTies::First,
+                Empty::Zero,
+                general,
+                &Cancel::default(),
+            );
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("past the largest float"), "{e}");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use super::empty::empty_row;
 use super::general::score_row;
 use super::run::{finite, run_rows, setup};
-use super::{DenseEvaluation, DenseTies, Empty, Matrix, Numbers, Scratch};
+use super::{row_room, DenseEvaluation, DenseTies, Empty, Matrix, Numbers, Scratch};
 use crate::core::cancel::Cancel;
 use crate::core::error::{Error, Result};
 use crate::core::metrics::MetricSpec;
@@ -51,6 +51,7 @@ pub fn evaluate_topk(
         }
         _ => {}
     }
+    row_room(rows, ids.cols)?;
     let max = || match relevant {
         Relevant::Ids(_) => 1.0,
         Relevant::Labels(l) => {

@@ -221,6 +221,11 @@ fn dcg(q: &Query<'_>, w: usize, g: Gain) -> f64 {
 
 fn ndcg(q: &Query<'_>, k: Option<usize>, w: usize, g: Gain) -> f64 {
     let ideal = ideal_dcg(q, k, g);
+    if ideal.is_infinite() {
+        // As `ndcg::ndcg`: a finite expected DCG over an infinite ideal is 0
+        // by the float rules but an overflow, kept for the finiteness check.
+        return ideal;
+    }
     if ideal > 0.0 {
         dcg(q, w, g) / ideal
     } else {
@@ -330,6 +335,13 @@ mod tests {
     use crate::core::metrics::testutil::*;
     use crate::core::metrics::MetricSpec;
     use proptest::prelude::*;
+
+    #[test]
+    fn an_infinite_ideal_is_kept() {
+        // the ideal DCG@2 passes the largest float, the expected DCG does not
+        let q = query(&[1.0, 1.7e308], &[1.7e308, 1.7e308, 1.0]);
+        assert!(ndcg(&q.view(), Some(2), 2, Gain::Label).is_infinite());
+    }
 
     /// All orderings of `items` (Heap's algorithm is not needed at this size).
     fn permutations(items: &[f64]) -> Vec<Vec<f64>> {

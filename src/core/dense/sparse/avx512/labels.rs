@@ -9,6 +9,7 @@
 //! cells than the sparse path takes.
 
 use super::low_bits;
+use crate::core::dense::sparse::LABEL_BOUND;
 use crate::core::dense::COUNT_PER_LOG2;
 use std::arch::x86_64::*;
 
@@ -305,6 +306,16 @@ impl Label for u8 {
 /// `_mm512_fpclass_*_mask` classes: QNaN, +inf, -inf, SNaN.
 const NOT_FINITE: i32 = 0x01 | 0x08 | 0x10 | 0x80;
 
+/// The lanes of `v` not below the fast path's label bound in magnitude
+/// (`sparse::LABEL_BOUND`: NaN, the infinities and labels whose sums could
+/// pass the largest float), as the shared code's `bounded` tests them.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn past_bound(v: __m512d) -> u8 {
+    let bound = _mm512_set1_pd(LABEL_BOUND);
+    _mm512_cmp_pd_mask::<_CMP_NLT_UQ>(_mm512_abs_pd(v), bound)
+}
+
 impl Label for f64 {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
@@ -317,7 +328,7 @@ impl Label for f64 {
             // SAFETY: the lanes loaded are those of `k`, inside `p..p + len`.
             let v = unsafe { _mm512_maskz_loadu_pd(k, p.add(c)) };
             bits |= u64::from(_mm512_cmp_pd_mask::<_CMP_GT_OQ>(v, zero)) << c;
-            bad |= _mm512_fpclass_pd_mask::<NOT_FINITE>(v);
+            bad |= past_bound(v);
             c += 8;
         }
         (bits, bad == 0)
@@ -338,7 +349,7 @@ impl Label for f64 {
                 lb,
                 |v| _mm512_cmp_pd_mask::<_CMP_GT_OQ>(_mm512_castsi512_pd(v), zero),
                 |v| _mm512_add_pd(_mm512_castsi512_pd(v), zero),
-                |v| _mm512_fpclass_pd_mask::<NOT_FINITE>(_mm512_castsi512_pd(v)) == 0,
+                |v| past_bound(_mm512_castsi512_pd(v)) == 0,
                 limit,
                 pos,
             )
