@@ -393,24 +393,29 @@ def test_ctrl_c_stops_the_gate_command(tmp_path):
     assert ended.latency < INTERRUPT_BOUND, ended
 
 
-# Encoding an in-memory dict holds the GIL; the walk runs the pending signal
-# handlers itself every few tens of thousands of rows.  The child times a
-# whole call (T, the best of three), then has the kernel raise SIGALRM (delivered whatever holds
-# the GIL; its handler raises KeyboardInterrupt) a tenth of T into a second
-# call: the interrupt must come before half of T, where a walk that never
-# looks answers only at its end.  A ratio of the call's own time, not a speed
-# target; a third call shows nothing was left broken.
-ENCODE_CHILD = """
-import signal, time, ranklens
+# The start of both children below: 3 million entries as dicts, `call` (with
+# `setup` run first), and T, the best of three whole calls.
+LARGE_DICTS_HEAD = """
+import os, signal, subprocess, time, ranklens
 from ranklens.compat import pytrec_eval
 run = {{f"q{{i}}": {{f"d{{j}}": float(j) for j in range(10000)}} for i in range(300)}}
 qrels = {{q: {{d: int(v) % 3 for d, v in docs.items()}} for q, docs in run.items()}}
+{setup}
 def call():
     {call}
 full = []
 for _ in range(3):
     t = time.monotonic(); call(); full.append(time.monotonic() - t)
 full = min(full)
+"""
+
+# Encoding an in-memory dict holds the GIL; the walk runs the pending signal
+# handlers itself every few tens of thousands of rows.  The child has the
+# kernel raise SIGALRM (delivered whatever holds the GIL; its handler raises
+# KeyboardInterrupt) a tenth of T into a second call: the interrupt must come
+# before half of T, where a walk that never looks answers only at its end.  A ratio of the call's own time, not a speed
+# target; a third call shows nothing was left broken.
+ENCODE_CHILD = """
 def alarm(*_):
     raise KeyboardInterrupt
 signal.signal(signal.SIGALRM, alarm)
@@ -438,7 +443,7 @@ print("again", flush=True)
 )
 def test_ctrl_c_stops_encoding_a_large_dict(call):
     out = subprocess.run(
-        [sys.executable, "-c", ENCODE_CHILD.format(call=call)],
+        [sys.executable, "-c", (LARGE_DICTS_HEAD + ENCODE_CHILD).format(setup="", call=call)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -452,26 +457,13 @@ def test_ctrl_c_stops_encoding_a_large_dict(call):
 
 # The dict path of `evaluate` and of the pytrec_eval drop-in reads the run by
 # borrowed pointers and may run no Python code, so it asks for SIGINT itself
-# (Python's own handler only) between chunks.  The child times a whole call
-# (T, the best of three), then has `kill -INT` sent to itself seven tenths of T
-# into a second call (in the run's walk), by a process started just before it
-# (the signal must be SIGINT, and no thread of the child can send it while the
-# call holds the GIL); the interrupt must come within a fifth of T, where a
+# (Python's own handler only) between chunks.  The child has `kill -INT` sent
+# to itself seven tenths of T into a second call (in the run's walk), by a
+# process started just before it (the signal must be SIGINT, and no thread of
+# the child can send it while the call holds the GIL); the interrupt must come within a fifth of T, where a
 # walk that never looks answers at the call's end.
 DICT_PATH_CHILD = """
-FRACTION = {fraction}
-import os, subprocess, time, ranklens
-from ranklens.compat import pytrec_eval
-run = {{f"q{{i}}": {{f"d{{j}}": float(j) for j in range(10000)}} for i in range(300)}}
-qrels = {{q: {{d: int(v) % 3 for d, v in docs.items()}} for q, docs in run.items()}}
-{setup}
-def call():
-    {call}
-full = []
-for _ in range(3):
-    t = time.monotonic(); call(); full.append(time.monotonic() - t)
-full = min(full)
-at = FRACTION * full
+at = {fraction} * full
 killer = subprocess.Popen(["sh", "-c", f"sleep {{at + 0.02}}; kill -INT {{os.getpid()}}"])
 time.sleep(0.02)  # the shell started, its sleep running
 t = time.monotonic()
@@ -494,7 +486,7 @@ print("again", flush=True)
     ],
 )
 def test_ctrl_c_stops_the_dict_path(setup, call):
-    code = DICT_PATH_CHILD.format(setup=setup, call=call, fraction=0.7)
+    code = (LARGE_DICTS_HEAD + DICT_PATH_CHILD).format(setup=setup, call=call, fraction=0.7)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     report, full, at, elapsed = out.stdout.split()[:4]
