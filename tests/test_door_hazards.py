@@ -13,6 +13,13 @@ failure, to be unmarked, the day the core is fixed.
 
 A new door is one entry of ``DOORS``; a new hazard, one key in the doors'
 tables (and in ``HAZARDS``).
+
+One hazard has its column elsewhere: Ctrl-C.  Its cell needs a child process
+and a call long enough to be interrupted, so the long doors' cells are the
+Ctrl-C section of ``tests/test_hardening.py`` (one parametrized case a door:
+the arrays, ``evaluate``, ``compare``, ``gate``, the Scorer's batches, the
+mapping readers and the dict path, stdin).  README's "Guarantees" names the
+doors that look for it and the few phases that do not.
 """
 
 from __future__ import annotations
