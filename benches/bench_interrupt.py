@@ -134,6 +134,7 @@ DICTS = {
     "evaluate(dict, dict)": "ranklens.evaluate(qrels, run, ['map', 'ndcg'])",
     "pytrec_eval RelevanceEvaluator()": "pytrec_eval.RelevanceEvaluator(qrels, {'map', 'ndcg'})",
     "pytrec_eval .evaluate(run)": "ev.evaluate(run)",
+    "compat.autorag.retrieval_metrics": "autorag.retrieval_metrics(gt, ret)",
 }
 
 DICT_CHILD = """

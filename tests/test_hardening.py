@@ -413,8 +413,9 @@ full = min(full)
 # handlers itself every few tens of thousands of rows.  The child has the
 # kernel raise SIGALRM (delivered whatever holds the GIL; its handler raises
 # KeyboardInterrupt) a tenth of T into a second call: the interrupt must come
-# before half of T, where a walk that never looks answers only at its end.  A ratio of the call's own time, not a speed
-# target; a third call shows nothing was left broken.
+# before half of T, where a walk that never looks answers only at its end.  A
+# ratio of the call's own time, not a speed target; a third call shows nothing
+# was left broken.
 ENCODE_CHILD = """
 def alarm(*_):
     raise KeyboardInterrupt
@@ -432,18 +433,28 @@ print("again", flush=True)
 """
 
 
+# AutoRAG's rows: 300,000 of ten ids each, read with the GIL held.
+AUTORAG_ROWS = """
+from ranklens.compat import autorag
+ret = [[f"d{j}" for j in range(10)] for _ in range(300_000)]
+gt = [[["d1"], ["d7", "d9"]] for _ in range(300_000)]
+"""
+
+
 @pytest.mark.parametrize(
-    "call",
+    ("setup", "call"),
     [
-        "ranklens.Run(run)",
-        "ranklens.Qrels(qrels)",
-        "pytrec_eval.RelevanceEvaluator(qrels, {'map'})",
-        "ranklens.evaluate(qrels, run, 'map')",
+        ("", "ranklens.Run(run)"),
+        ("", "ranklens.Qrels(qrels)"),
+        ("", "pytrec_eval.RelevanceEvaluator(qrels, {'map'})"),
+        ("", "ranklens.evaluate(qrels, run, 'map')"),
+        (AUTORAG_ROWS, "autorag.retrieval_metrics(gt, ret)"),
     ],
 )
-def test_ctrl_c_stops_encoding_a_large_dict(call):
+def test_ctrl_c_stops_encoding_a_large_dict(setup, call):
+    code = (LARGE_DICTS_HEAD + ENCODE_CHILD).format(setup=setup, call=call)
     out = subprocess.run(
-        [sys.executable, "-c", (LARGE_DICTS_HEAD + ENCODE_CHILD).format(setup="", call=call)],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=300,
@@ -460,8 +471,8 @@ def test_ctrl_c_stops_encoding_a_large_dict(call):
 # (Python's own handler only) between chunks.  The child has `kill -INT` sent
 # to itself seven tenths of T into a second call (in the run's walk), by a
 # process started just before it (the signal must be SIGINT, and no thread of
-# the child can send it while the call holds the GIL); the interrupt must come within a fifth of T, where a
-# walk that never looks answers at the call's end.
+# the child can send it while the call holds the GIL); the interrupt must come
+# within a fifth of T, where a walk that never looks answers at the call's end.
 DICT_PATH_CHILD = """
 at = {fraction} * full
 killer = subprocess.Popen(["sh", "-c", f"sleep {{at + 0.02}}; kill -INT {{os.getpid()}}"])

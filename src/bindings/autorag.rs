@@ -140,6 +140,7 @@ pub(super) fn autorag_retrieval<'py>(
         }
         row_pred.push(pred_ids.len());
         valid.push(ok);
+        signals_every_rows(py, r)?;
     }
     let rows = autorag::Rows {
         row_groups: &row_groups,
@@ -162,6 +163,20 @@ pub(super) fn autorag_retrieval<'py>(
         })
         .map_err(err)?;
     out.into_pyarray(py).reshape([n, 6])
+}
+
+/// Rows read between two runs of the signal handlers (Ctrl-C).
+const SIGNAL_ROWS: usize = 1024;
+
+/// Runs the pending signal handlers after every [`SIGNAL_ROWS`]th row `r`:
+/// the rows are read with the GIL held and only owned references, so a
+/// handler (Python code) may run between two rows; Ctrl-C's
+/// `KeyboardInterrupt` is its error.
+fn signals_every_rows(py: Python<'_>, r: usize) -> PyResult<()> {
+    if r % SIGNAL_ROWS == SIGNAL_ROWS - 1 {
+        py.check_signals()?;
+    }
+    Ok(())
 }
 
 /// Append the strings of a contents row; `Ok(false)` when AutoRAG returns None
@@ -254,6 +269,7 @@ pub(super) fn autorag_token<'py>(
         gt_rows.push(offsets.len() - 1);
         let ok_g = push_contents(&gt, r, true, &mut text, &mut offsets)?;
         valid.push(ok_p && ok_g);
+        signals_every_rows(py, r)?;
     }
     // Row r: preds pred_rows[r]..gt_rows[r], gts gt_rows[r]..pred_rows[r + 1].
     let end = offsets.len() - 1;

@@ -21,6 +21,7 @@
 //! `{query id: index}` dict: each lookup several cache misses; one table
 //! regrown for all queries: half of the build time.
 
+use crate::core::cancel::Cancel;
 use crate::core::eval;
 use hashbrown::DefaultHashBuilder;
 use pyo3::prelude::*;
@@ -61,9 +62,14 @@ fn tag(hash: u64) -> u64 {
 
 impl DictJudgments {
     /// The tables of encoded qrels `q`; `None` for a query of 2^32 - 1
-    /// judged rows or more (the general path then).  The queries' tables
-    /// are filled in parallel (`parallel`: on the current rayon pool).
-    pub(super) fn build(q: &eval::Side<'_>, parallel: bool) -> Option<DictJudgments> {
+    /// judged rows or more (the general path then), or when `cancel` is set
+    /// (looked at before each query and every 65,536 ids).  The queries'
+    /// tables are filled in parallel (`parallel`: on the current rayon pool).
+    pub(super) fn build(
+        q: &eval::Side<'_>,
+        parallel: bool,
+        cancel: &Cancel,
+    ) -> Option<DictJudgments> {
         let offsets: Vec<usize> = q.offsets.iter().map(|&o| o.max(0) as usize).collect();
         let hasher = DefaultHashBuilder::default();
         let mut spans = Vec::with_capacity(offsets.len().saturating_sub(1));
@@ -94,17 +100,25 @@ impl DictJudgments {
                 return false;
             };
             let mask = part.len() - 1;
-            for (j, &d) in ids.iter().enumerate() {
-                let hash = hasher.hash_one(q.docs.get(d as usize));
-                // Ids within a query are distinct (checked by the encoder).
-                let mut slot = hash as usize & mask;
-                while part.get(slot).is_some_and(|&t| t != 0) {
-                    slot = (slot + 1) & mask;
-                }
-                let Some(t) = part.get_mut(slot) else {
+            // Blocks of 65,536 ids, the flag looked at before each: the
+            // inner loop stays as it is.
+            for (c, block) in ids.chunks(1 << 16).enumerate() {
+                if cancel.is_cancelled() {
                     return false;
-                };
-                *t = tag(hash) | (j as u64 + 1);
+                }
+                for (jj, &d) in block.iter().enumerate() {
+                    let j = (c << 16) + jj;
+                    let hash = hasher.hash_one(q.docs.get(d as usize));
+                    // Ids within a query are distinct (checked by the encoder).
+                    let mut slot = hash as usize & mask;
+                    while part.get(slot).is_some_and(|&t| t != 0) {
+                        slot = (slot + 1) & mask;
+                    }
+                    let Some(t) = part.get_mut(slot) else {
+                        return false;
+                    };
+                    *t = tag(hash) | (j as u64 + 1);
+                }
             }
             true
         };

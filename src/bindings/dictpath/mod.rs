@@ -53,6 +53,7 @@ use self::walk::walk;
 use self::walk::WalkArgs;
 use super::evaluate::{eval_setup, side, MetricArg};
 use super::{to_py, SideArrays};
+use crate::core::cancel::Cancel;
 use crate::core::encode::SERIAL_ROWS;
 use crate::core::eval;
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods};
@@ -70,15 +71,25 @@ pub(super) fn dict_judgments(
     // On the pool of `RANKLENS_NUM_THREADS` (whose bad value is the error of
     // the qrels' encoding, just before): else in this thread, as are qrels of
     // at most `SERIAL_ROWS` rows (the pool's hand-over would cost more).
+    // Qrels of `INTERRUPTIBLE_ROWS` rows or more on a watched thread, so
+    // that Ctrl-C stops the tables' filling (`super::interruptible`); fewer
+    // end within a fraction of a second, and the hand-over would cost them.
     let rows = q.offsets.last().map_or(0, |&o| o.max(0) as usize);
-    Ok(py.detach(|| {
+    let build = |cancel: &Cancel| {
         if rows <= SERIAL_ROWS {
-            return DictJudgments::build(&q, false);
+            return DictJudgments::build(&q, false, cancel);
         }
-        eval::with_threads(None, || DictJudgments::build(&q, true))
-            .unwrap_or_else(|_| DictJudgments::build(&q, false))
-    }))
+        eval::with_threads(None, || DictJudgments::build(&q, true, cancel))
+            .unwrap_or_else(|_| DictJudgments::build(&q, false, cancel))
+    };
+    if rows < INTERRUPTIBLE_ROWS {
+        return Ok(py.detach(|| build(&Cancel::default())));
+    }
+    super::interruptible(py, build)
 }
+
+/// Judged rows from which [`dict_judgments`] watches for Ctrl-C.
+const INTERRUPTIBLE_ROWS: usize = 1 << 23;
 
 /// The scored query ids (the run's objects, in its order) and their values.
 type DictScores<'py> = (Bound<'py, PyList>, Bound<'py, PyArray2<f64>>);
