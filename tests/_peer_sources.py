@@ -73,6 +73,17 @@ def fetch(url: str, sha256: str, name: str) -> Path:
     return path
 
 
+def check_found(offline: str, ids: set[str], expected: set[str], known: dict[str, str]) -> None:
+    """A peer suite's collected test ``ids`` hold the ``expected`` ones and every
+    one ``known`` to fail: a rename upstream must not leave a suite silently
+    running nothing, nor a listed failure pointing at no test.  Skips with the
+    reason when the suite could not be fetched (``offline``)."""
+    if offline:
+        pytest.skip(offline)
+    assert expected <= ids, sorted(expected - ids)
+    assert set(known) <= ids, sorted(set(known) - ids)
+
+
 def unpack(archive: Path, member_prefix: str) -> Path:
     """The members of the ``.tar.gz`` ``archive`` under ``member_prefix``,
     extracted once next to it; returns the extracted ``member_prefix``."""

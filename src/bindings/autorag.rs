@@ -14,7 +14,7 @@
 //! compared with the same row's; the keys' bytes are enough).
 
 use super::ids::{self, At, Place, Role};
-use super::{is_id, num_rows, ranking_items, row_items, to_py};
+use super::{is_id, num_rows, ranking_items, row_items, to_py, SIGNAL_ROWS};
 use crate::core::autorag::tokens::is_py_space;
 use crate::core::error::Error;
 use crate::core::eval;
@@ -164,9 +164,6 @@ pub(super) fn autorag_retrieval<'py>(
         .map_err(err)?;
     out.into_pyarray(py).reshape([n, 6])
 }
-
-/// Rows read between two runs of the signal handlers (Ctrl-C).
-const SIGNAL_ROWS: usize = 1024;
 
 /// Runs the pending signal handlers after every [`SIGNAL_ROWS`]th row `r`:
 /// the rows are read with the GIL held and only owned references, so a

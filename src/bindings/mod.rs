@@ -66,6 +66,12 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
+/// Rows of Python objects read under the GIL between two runs of the signal
+/// handlers (Ctrl-C) by the doors that read them one by one (the Scorer's
+/// batches, AutoRAG's rows): a few milliseconds of work (rows of 10,000 ids:
+/// under 0.1 s), against a check of a flag.
+const SIGNAL_ROWS: usize = 1024;
+
 /// How often a call waiting on [`interruptible`] work runs the signal handlers.
 const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 

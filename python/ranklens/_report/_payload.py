@@ -36,26 +36,9 @@ from typing import Any
 from ranklens._evaluate import evaluate
 from ranklens._explain import explain
 from ranklens._ranklens import __version__
+from ranklens.compare import COLUMNS
 
 __all__ = ["payload"]
-
-_SUMMARY_FIELDS = (
-    "metric",
-    "run",
-    "other",
-    "mean",
-    "other_mean",
-    "diff",
-    "p_value",
-    "p_adjusted",
-    "significant",
-    "effect_size",
-    "ci_low",
-    "ci_high",
-    "wins",
-    "ties",
-    "losses",
-)
 
 
 def _summary_value(x: Any) -> Any:
@@ -144,8 +127,8 @@ def payload(qrels: Any, runs: dict[str, Any], cmp: Any, depth: int, title: str) 
         "depth": depth,
         "runs": list(cmp.runs),
         "metrics": metric_names,
-        "summaryFields": list(_SUMMARY_FIELDS),
-        "summary": [[_summary_value(getattr(r, f)) for f in _SUMMARY_FIELDS] for r in cmp.results],
+        "summaryFields": list(COLUMNS),
+        "summary": [[_summary_value(getattr(r, f)) for f in COLUMNS] for r in cmp.results],
         "queries": list(cmp.query_ids),
         "scores": [
             [

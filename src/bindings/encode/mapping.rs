@@ -40,6 +40,30 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 /// millisecond of work, and a share of a row's cost too small to measure.
 const SIGNAL_ROWS: u32 = 1 << 16;
 
+/// Counts one row against `left` (a dict loop's copy of the encoder's
+/// `signals_in`, or that field itself); when the count runs out, runs the
+/// pending signal handlers (Ctrl-C's `KeyboardInterrupt` is their error) and
+/// starts it again.  `true` when they ran: they are Python code, so a dict
+/// walk re-reads its table ([`DictWalk::ran_python`]).  Called only where
+/// nothing borrowed from the input is held.
+#[inline(always)]
+fn count_row(py: Python<'_>, left: &mut u32) -> PyResult<bool> {
+    *left -= 1;
+    if *left != 0 {
+        return Ok(false);
+    }
+    *left = SIGNAL_ROWS;
+    run_signal_handlers(py)?;
+    Ok(true)
+}
+
+/// The rare half of [`count_row`], out of the loops.
+#[cold]
+#[inline(never)]
+fn run_signal_handlers(py: Python<'_>) -> PyResult<()> {
+    py.check_signals()
+}
+
 /// The state of one `encode_mapping` call.
 struct MappingEncoder<'py> {
     py: Python<'py>,
@@ -52,29 +76,11 @@ struct MappingEncoder<'py> {
     /// possible: an `int` and its decimal string, a `str` subclass with its own
     /// `__hash__`, a non-dict mapping repeating a key, a list).
     unique: bool,
-    /// Rows left before the pending signal handlers run.
+    /// Rows left before the pending signal handlers run ([`count_row`]).
     signals_in: u32,
 }
 
 impl<'py> MappingEncoder<'py> {
-    /// Runs the pending signal handlers (Ctrl-C's `KeyboardInterrupt` is
-    /// their error) and starts the count again.  Handlers are Python code: a
-    /// dict walk re-reads its table after this ([`DictWalk::ran_python`]).
-    #[cold]
-    #[inline(never)]
-    fn run_signal_handlers(&mut self) -> PyResult<()> {
-        self.signals_in = SIGNAL_ROWS;
-        self.py.check_signals()
-    }
-
-    /// Counts a row added outside the dict loops; runs the handlers when due.
-    fn count_row(&mut self) -> PyResult<()> {
-        self.signals_in -= 1;
-        if self.signals_in == 0 {
-            self.run_signal_handlers()?;
-        }
-        Ok(())
-    }
     fn err(&self, e: Error) -> PyErr {
         to_py(self.py, e)
     }
@@ -127,7 +133,7 @@ impl<'py> MappingEncoder<'py> {
                     .row(q, doc, (n - i) as f64)
                     .map_err(|e| to_py(self.py, e))?;
                 // The ids are owned references: nothing borrowed is held.
-                self.count_row()?;
+                count_row(self.py, &mut self.signals_in)?;
             }
             return Ok(());
         }
@@ -186,10 +192,7 @@ impl<'py> MappingEncoder<'py> {
                 if !checked && unsafe { ffi::PyLong_CheckExact(v) } != 0 {
                     if let Some((doc, value)) = unsafe { plain_entry(k, v, &mut scratch) } {
                         self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
-                        left -= 1;
-                        if left == 0 {
-                            self.run_signal_handlers()?;
-                            left = self.signals_in;
+                        if count_row(self.py, &mut left)? {
                             walk.ran_python();
                         }
                         continue;
@@ -236,10 +239,7 @@ impl<'py> MappingEncoder<'py> {
             // returned, and the bytes are copied by `row` at once.
             if let Some((doc, value)) = unsafe { plain_entry(k, v, &mut scratch) } {
                 self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
-                left -= 1;
-                if left == 0 {
-                    self.run_signal_handlers()?;
-                    left = self.signals_in;
+                if count_row(self.py, &mut left)? {
                     walk.ran_python();
                 }
                 continue;
@@ -307,7 +307,7 @@ impl<'py> MappingEncoder<'py> {
         };
         self.b.row(q, doc, value).map_err(|e| to_py(self.py, e))?;
         // `doc` is copied: nothing borrowed is held.
-        self.count_row()
+        count_row(self.py, &mut self.signals_in).map(drop)
     }
 }
 

@@ -46,7 +46,7 @@ use super::row::{score_row, RowScratch, Setup};
 use super::source::Source;
 use super::RowScorer;
 use crate::bindings::pipeline::{lock, Pipe};
-use crate::bindings::to_py;
+use crate::bindings::{to_py, SIGNAL_ROWS};
 use crate::core::cancel::Cancel;
 use crate::core::error::Error;
 use crate::core::eval;
@@ -65,11 +65,6 @@ const PARALLEL_ROWS: usize = 4096;
 /// (see the module note).
 const PIPELINE_ROWS: usize = 4096;
 const CHUNK_ROWS: usize = 1024;
-
-/// Rows read between two runs of the signal handlers (Ctrl-C) while a batch
-/// is read whole under the GIL: a few milliseconds of work (rows of 10,000
-/// ids: under 0.1 s), against a check of a flag.
-const SIGNAL_ROWS: usize = 1024;
 
 /// Entries times metrics ([`Matched::entries`], the scoring's work) from
 /// which a batch read whole is scored on a thread of its own while this one
